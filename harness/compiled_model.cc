@@ -1,0 +1,76 @@
+#include "harness/compiled_model.h"
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+
+#include "harness/stderr_capture.h"
+
+namespace aoti {
+namespace {
+
+// LastLines keeps a long stderr readable in a failure message; the full text stays
+// available through AotiRunError::stderr_text().
+std::string LastLines(const std::string& text, size_t max_lines) {
+  size_t pos = text.size();
+  for (size_t n = 0; n <= max_lines && pos > 0; ++n) {
+    pos = text.rfind('\n', pos - 1);
+    if (pos == std::string::npos) return text;
+  }
+  return text.substr(pos + 1);
+}
+
+}  // namespace
+
+CompiledModel::~CompiledModel() = default;
+
+std::unique_ptr<CompiledModel> CompiledModel::Load(const Pt2Archive& archive,
+                                                   const std::string& model) {
+  archive.RequireModel(model);
+  const std::string what = archive.path() + " model '" + model + "'";
+  if (!archive.HasCompiledModel(model)) {
+    const auto& manifest = archive.Manifest();
+    if (manifest && manifest->compile.status == "error") {
+      const auto& c = manifest->compile;
+      throw AotiCompileError(
+          what + ": the AOTI compile failed when the package was built (" + c.error_type + "):\n" +
+          (c.compiler_errors.empty() ? c.error_message : c.compiler_errors));
+    }
+    if (manifest && manifest->compile.status == "skipped") {
+      throw HarnessError(what + ": has no compiled model; it was packaged with export_only = True");
+    }
+    throw HarnessError(what + ": has no compiled model (no data/aotinductor/" + model +
+                       "/ in the archive); expected a package from aoti_package or "
+                       "aoti_compile_and_package");
+  }
+  std::unique_ptr<CompiledModel> compiled(new CompiledModel());
+  compiled->what_ = what;
+  compiled->metadata_ = archive.AotiMetadata(model);
+  StderrCapture capture;
+  try {
+    compiled->loader_ =
+        std::make_unique<torch::inductor::AOTIModelPackageLoader>(archive.path(), model);
+  } catch (const c10::Error& e) {
+    throw AotiLoadError(what + ": libtorch could not load the compiled model: " +
+                        e.what_without_backtrace() + "\n" + LastLines(capture.Text(), 20));
+  } catch (const std::exception& e) {
+    throw AotiLoadError(what + ": libtorch could not load the compiled model: " + e.what() + "\n" +
+                        LastLines(capture.Text(), 20));
+  }
+  return compiled;
+}
+
+std::vector<at::Tensor> CompiledModel::Run(const std::vector<at::Tensor>& inputs) {
+  StderrCapture capture;
+  try {
+    return loader_->run(inputs);
+  } catch (const std::exception& e) {
+    const std::string stderr_text = capture.Text();
+    const c10::Error* ce = dynamic_cast<const c10::Error*>(&e);
+    std::string message = ce ? ce->what_without_backtrace() : e.what();
+    throw AotiRunError(what_ + ": the compiled model raised: " + message +
+                           (stderr_text.empty() ? "" : "\nstderr:\n" + LastLines(stderr_text, 20)),
+                       stderr_text);
+  }
+}
+
+}  // namespace aoti

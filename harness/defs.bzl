@@ -1,0 +1,72 @@
+"""Bazel rules for model repositories: package a Python model for AOTI, test it in C++.
+
+    load("@aoti_harness//harness:defs.bzl", "aoti_package", "aoti_model_test")
+
+    aoti_package(
+        name = "mlp",                 # produces mlp.pt2
+        model = "mlp.py",             # make_model(), example_inputs(), ... (see README)
+        inductor_configs = {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"},
+    )
+
+    aoti_model_test(
+        name = "mlp_test",
+        package = ":mlp",
+        srcs = ["mlp_test.cc"],       # optional: defaults to the harness' generic model test
+    )
+"""
+
+def _aoti_package_impl(ctx):
+    out = ctx.actions.declare_file(ctx.label.name + ".pt2")
+    args = ctx.actions.args()
+    args.add(ctx.file._tool)
+    args.add("--model", ctx.file.model)
+    args.add("--out", out)
+    args.add("--name", ctx.attr.model_name)
+    args.add("--label", str(ctx.label))
+    args.add("--seed", str(ctx.attr.seed))
+    args.add("--inductor-configs", json.encode(ctx.attr.inductor_configs))
+    if ctx.attr.export_only:
+        args.add("--export-only")
+    if ctx.attr.strict_export:
+        args.add("--strict-export")
+    ctx.actions.run(
+        executable = ctx.file._python,
+        arguments = [args],
+        inputs = [ctx.file.model, ctx.file._tool] + ctx.files.data,
+        outputs = [out],
+        mnemonic = "AotiPackage",
+        progress_message = "AOTI-packaging %s" % ctx.label,
+        use_default_shell_env = True,
+    )
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+
+aoti_package = rule(
+    implementation = _aoti_package_impl,
+    doc = "Exports a Python model, AOTI-compiles it, and writes one <name>.pt2 archive " +
+          "(program, weights, compiled model, sample inputs, eager outputs). A compile " +
+          "failure is recorded in the archive instead of failing the build.",
+    attrs = {
+        "model": attr.label(allow_single_file = [".py"], mandatory = True, doc = "Python model file following the model file contract."),
+        "data": attr.label_list(allow_files = True, doc = "Files the model file reads."),
+        "model_name": attr.string(default = "model", doc = "Model name inside the archive."),
+        "inductor_configs": attr.string_dict(doc = "Inductor config patches; values that parse as JSON (true, 1, 0.5) are typed."),
+        "export_only": attr.bool(default = False, doc = "Skip the AOTI compile (program + inputs only)."),
+        "strict_export": attr.bool(default = False, doc = "torch.export in strict mode."),
+        "seed": attr.int(default = 0, doc = "torch.manual_seed before make_model() and example_inputs()."),
+        "_tool": attr.label(default = Label("//tools:package_model.py"), allow_single_file = True),
+        "_python": attr.label(default = Label("@torch//:python"), allow_single_file = True),
+    },
+)
+
+def aoti_model_test(name, package, srcs = None, deps = [], args = [], data = [], **kwargs):
+    """A cc_test that receives the package path as --aoti_package=<runfiles path>."""
+    native.cc_test(
+        name = name,
+        srcs = srcs or [],
+        deps = deps + [
+            Label("//harness:model_test_main"),
+        ] + ([] if srcs else [Label("//harness:generic_model_test")]),
+        data = data + [package],
+        args = args + ["--aoti_package=$(rootpath %s)" % package],
+        **kwargs
+    )

@@ -1,0 +1,16 @@
+// The main() of every harness test binary: GoogleTest, then gflags (--aoti_* flags),
+// then glog writing to stderr (tests must not leave log files behind).
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <gtest/gtest.h>
+
+DEFINE_string(aoti_package, "", "Path to the .pt2 archive under test (set by aoti_model_test).");
+DEFINE_string(aoti_model_name, "model", "Model name inside the archive.");
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  gflags::ParseCommandLineFlags(&argc, &argv, /*remove_flags=*/true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(argv[0]);
+  return RUN_ALL_TESTS();
+}

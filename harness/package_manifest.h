@@ -1,0 +1,40 @@
+// PackageManifest: extra/aoti_harness/package.json, which tools/package_model.py writes
+// into every archive: where the model came from, the inductor config patches, how the
+// AOTI compile went (with the compiler's error when it failed), and the raw flat inputs
+// and eager outputs recorded at build time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/tensor_io.h"
+
+namespace aoti {
+
+struct CompileRecord {
+  std::string status;  // "ok", "error" or "skipped" (export-only package)
+  double seconds = 0;
+  std::string error_type;
+  std::string error_message;
+  std::string compiler_errors;  // the compiler's `error:` lines, when g++ failed
+};
+
+struct PackageManifest {
+  std::string format;
+  std::string model_name;
+  std::string model_file;
+  std::string torch_version;
+  std::string torch_git_version;
+  std::string inductor_configs_json;  // the patches, as a JSON object
+  bool strict_export = false;
+  bool dynamic_shapes = false;
+  CompileRecord compile;
+  std::vector<TensorRecord> inputs;
+  std::vector<TensorRecord> eager_outputs;
+};
+
+// ParsePackageManifest parses package.json text. Throws HarnessError naming `what`
+// (the archive path) for malformed JSON, a missing field or an unknown format.
+PackageManifest ParsePackageManifest(const std::string& text, const std::string& what);
+
+}  // namespace aoti

@@ -1,0 +1,73 @@
+// Pt2Archive: read-only access to a .pt2 archive (a zip with one top folder) as the
+// packaging tool writes it: the torch.export program (models/<name>.json, weights), the
+// AOTI-compiled model (data/aotinductor/<name>/), its metadata, and the harness manifest
+// (extra/aoti_harness/package.json) with the flat sample inputs and recorded eager outputs.
+//
+// Every problem with the file (missing, not a zip, truncated, no such model, no compiled
+// model) is a HarnessError whose message names the file and what was expected.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "harness/package_manifest.h"
+
+namespace caffe2::serialize {
+class PyTorchStreamReader;
+}
+
+namespace aoti {
+
+class Pt2Archive {
+ public:
+  // Open validates that `path` is a readable zip archive. Throws HarnessError.
+  static std::unique_ptr<Pt2Archive> Open(const std::string& path);
+  ~Pt2Archive();
+
+  const std::string& path() const { return path_; }
+
+  // Records lists every entry, relative to the archive's top folder.
+  std::vector<std::string> Records() const;
+  bool HasRecord(const std::string& name) const;
+  // ReadRecord returns the entry's bytes; throws HarnessError naming archive and entry.
+  std::string ReadRecord(const std::string& name) const;
+
+  // ModelNames: every model the archive holds, as a program (models/<name>.json) or as
+  // a compiled model (data/aotinductor/<name>/), sorted.
+  std::vector<std::string> ModelNames() const;
+  bool HasProgram(const std::string& model) const;
+  bool HasCompiledModel(const std::string& model) const;
+  // RequireModel throws HarnessError listing the models present when `model` is absent.
+  void RequireModel(const std::string& model) const;
+
+  // ProgramJson: the text of models/<model>.json.
+  std::string ProgramJson(const std::string& model) const;
+  // AotiMetadata: AOTI_DEVICE_KEY, AOTI_CPU_ISA, ... from data/aotinductor/<model>/
+  // *_metadata.json. Throws HarnessError when the model has no compiled files.
+  std::map<std::string, std::string> AotiMetadata(const std::string& model) const;
+
+  // Manifest: the harness' package.json; nullopt for archives the harness did not write.
+  const std::optional<PackageManifest>& Manifest() const { return manifest_; }
+  // SampleInputs / RecordedEagerOutputs: the flat tensors named in the manifest. Throw
+  // HarnessError when the archive has no manifest.
+  std::vector<at::Tensor> SampleInputs() const;
+  std::vector<at::Tensor> RecordedEagerOutputs() const;
+
+ private:
+  Pt2Archive(std::string path, std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader);
+  std::vector<at::Tensor> ReadTensors(const std::vector<TensorRecord>& records,
+                                      const char* what) const;
+  const PackageManifest& RequireManifest(const char* what) const;
+
+  std::string path_;
+  std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader_;
+  std::vector<std::string> records_;
+  std::optional<PackageManifest> manifest_;
+};
+
+}  // namespace aoti

@@ -1,0 +1,90 @@
+#include "harness/tensor_io.h"
+
+#include <cstring>
+#include <sstream>
+#include <utility>
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+
+#include "harness/errors.h"
+
+namespace aoti {
+namespace {
+
+const std::vector<std::pair<std::string, c10::ScalarType>>& Names() {
+  static const auto* names = new std::vector<std::pair<std::string, c10::ScalarType>>{
+      {"float32", c10::ScalarType::Float},     {"float64", c10::ScalarType::Double},
+      {"float16", c10::ScalarType::Half},      {"bfloat16", c10::ScalarType::BFloat16},
+      {"int8", c10::ScalarType::Char},         {"uint8", c10::ScalarType::Byte},
+      {"int16", c10::ScalarType::Short},       {"int32", c10::ScalarType::Int},
+      {"int64", c10::ScalarType::Long},        {"bool", c10::ScalarType::Bool},
+      {"complex64", c10::ScalarType::ComplexFloat},
+      {"complex128", c10::ScalarType::ComplexDouble},
+      {"uint16", c10::ScalarType::UInt16},     {"uint32", c10::ScalarType::UInt32},
+      {"uint64", c10::ScalarType::UInt64},
+      {"float8_e4m3fn", c10::ScalarType::Float8_e4m3fn},
+      {"float8_e5m2", c10::ScalarType::Float8_e5m2},
+  };
+  return *names;
+}
+
+std::string JoinInts(const std::vector<int64_t>& v) {
+  std::ostringstream os;
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  return os.str();
+}
+
+}  // namespace
+
+c10::ScalarType ScalarTypeFromName(const std::string& name, const std::string& what) {
+  for (const auto& [n, t] : Names()) {
+    if (n == name) return t;
+  }
+  std::string known;
+  for (const auto& entry : Names()) known += (known.empty() ? "" : ", ") + entry.first;
+  throw HarnessError(what + ": unknown dtype '" + name + "'; expected one of: " + known);
+}
+
+std::string ScalarTypeName(c10::ScalarType type) {
+  for (const auto& [n, t] : Names()) {
+    if (t == type) return n;
+  }
+  return c10::toString(type);
+}
+
+at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
+                         const std::string& what) {
+  int64_t numel = 1;
+  for (int64_t s : record.sizes) {
+    if (s < 0) throw HarnessError(what + ": negative size in [" + JoinInts(record.sizes) + "]");
+    numel *= s;
+  }
+  const size_t expected = static_cast<size_t>(numel) * c10::elementSize(record.dtype);
+  if (bytes.size() != expected) {
+    throw HarnessError(what + ": holds " + std::to_string(bytes.size()) + " bytes, expected " +
+                       std::to_string(expected) + " for " + ScalarTypeName(record.dtype) + "[" +
+                       JoinInts(record.sizes) + "]");
+  }
+  at::Tensor contiguous = at::empty(record.sizes, at::TensorOptions().dtype(record.dtype));
+  if (expected) std::memcpy(contiguous.data_ptr(), bytes.data(), expected);
+  if (record.strides.empty() || record.strides == contiguous.strides().vec()) return contiguous;
+  if (record.strides.size() != record.sizes.size()) {
+    throw HarnessError(what + ": strides [" + JoinInts(record.strides) + "] do not match sizes [" +
+                       JoinInts(record.sizes) + "]");
+  }
+  at::Tensor strided = at::empty_strided(record.sizes, record.strides,
+                                         at::TensorOptions().dtype(record.dtype));
+  strided.copy_(contiguous);
+  return strided;
+}
+
+std::string DescribeTensor(const at::Tensor& t) {
+  std::ostringstream os;
+  os << ScalarTypeName(t.scalar_type()) << "[" << JoinInts(t.sizes().vec()) << "]";
+  if (!t.is_contiguous()) os << " strides [" << JoinInts(t.strides().vec()) << "]";
+  if (!t.device().is_cpu()) os << " on " << t.device().str();
+  return os.str();
+}
+
+}  // namespace aoti

@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""package_model: export a PyTorch model, AOTI-compile it, and write one .pt2 archive.
+
+The archive holds everything a harness test needs:
+  models/<name>.json, data/weights/..., data/constants/...   the torch.export program
+  data/sample_inputs/<name>.pt                              upstream's sample inputs
+  data/aotinductor/<name>/...                               the AOTI-compiled model
+  extra/aoti_harness/package.json                           what was done, and how it went
+  extra/aoti_harness/tensors/{input,eager}_<i>.bin          flat inputs, eager outputs (raw)
+
+A compile failure does not fail this tool: the archive then records the failure (type,
+message, compiler output) instead of holding data/aotinductor/, so the test can report it
+and the reducer can work on it. Errors in the model file itself (bad contract, eager run
+raises, export fails) do fail, with a message naming the file.
+
+The model file contract (see README.md, "Model file contract"):
+  make_model() -> torch.nn.Module                required
+  example_inputs() -> tuple of positional args   required
+  example_kwargs() -> dict                       optional
+  dynamic_shapes() -> dynamic_shapes for export  optional
+Both make_model and example_inputs run after torch.manual_seed(--seed).
+"""
+
+import argparse
+import copy
+import importlib.util
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+
+PACKAGE_FORMAT = "aoti_harness.package/1"
+EXTRA_DIR = "extra/aoti_harness/"
+
+
+class ContractError(Exception):
+    """The model file does not follow the documented contract."""
+
+
+def log(msg):
+    print(f"[package_model] {msg}", file=sys.stderr, flush=True)
+
+
+def parse_config_value(text):
+    """Config values arrive as strings from Bazel: JSON literals become typed values."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def load_model_file(path):
+    if not os.path.isfile(path):
+        raise ContractError(f"model file {path!r} does not exist")
+    spec = importlib.util.spec_from_file_location("aoti_model_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the user's file raised at import time
+        raise ContractError(f"importing model file {path!r} raised {type(e).__name__}: {e}") from e
+    for fn in ("make_model", "example_inputs"):
+        if not callable(getattr(module, fn, None)):
+            raise ContractError(
+                f"model file {path!r} must define a function {fn}(); "
+                "expected make_model() -> nn.Module and example_inputs() -> tuple")
+    return module
+
+
+def build_case(module, path, seed):
+    import torch
+
+    torch.manual_seed(seed)
+    model = module.make_model()
+    if not isinstance(model, torch.nn.Module):
+        raise ContractError(f"{path}: make_model() returned {type(model).__name__}, expected torch.nn.Module")
+    torch.manual_seed(seed + 1)
+    args = module.example_inputs()
+    if isinstance(args, torch.Tensor):
+        args = (args,)
+    if not isinstance(args, (tuple, list)):
+        raise ContractError(f"{path}: example_inputs() returned {type(args).__name__}, expected a tuple of inputs")
+    kwargs = module.example_kwargs() if callable(getattr(module, "example_kwargs", None)) else {}
+    if not isinstance(kwargs, dict):
+        raise ContractError(f"{path}: example_kwargs() returned {type(kwargs).__name__}, expected a dict")
+    dyn = module.dynamic_shapes() if callable(getattr(module, "dynamic_shapes", None)) else None
+    return model, tuple(args), kwargs, dyn
+
+
+def tensor_record(t, name, file_name):
+    return {
+        "name": name,
+        "dtype": str(t.dtype).replace("torch.", ""),
+        "sizes": list(t.shape),
+        "strides": list(t.stride()),
+        "device": str(t.device),
+        "file": file_name,
+    }
+
+
+def raw_bytes(t):
+    import torch
+
+    flat = t.detach().to("cpu").contiguous().reshape(-1)
+    return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+
+
+def write_archive(out_path, ep, name, aoti_pt2, manifest, tensors, workdir):
+    from torch.export.pt2_archive._package import PT2ArchiveReader, PT2ArchiveWriter, package_pt2
+
+    program_pt2 = os.path.join(workdir, "program.pt2")
+    package_pt2(program_pt2, exported_programs={name: ep})
+    # The archive's top folder is named after the file, so the temporary file keeps the name.
+    tmp_out = os.path.join(workdir, os.path.basename(out_path))
+    with PT2ArchiveWriter(tmp_out) as w:
+        sources = [PT2ArchiveReader(program_pt2)]
+        if aoti_pt2:
+            sources.append(PT2ArchiveReader(aoti_pt2))
+        for r in sources:
+            for rec in r.get_file_names():
+                if not w.has_record(rec):
+                    w.write_bytes(rec, r.read_bytes(rec))
+        for file_name, data in tensors:
+            w.write_bytes(EXTRA_DIR + file_name, data)
+        w.write_string(EXTRA_DIR + "package.json", json.dumps(manifest, indent=1, sort_keys=True))
+    shutil.move(tmp_out, out_path)
+
+
+def compiler_errors(message, context=2, limit=40):
+    """The compiler's `error:` lines with a little context, without the warning flood."""
+    lines = message.splitlines()
+    keep = set()
+    for i, line in enumerate(lines):
+        if re.search(r"\berror\b", line) and not line.startswith(("CppCompileError", "InductorError")):
+            keep.update(range(i, min(len(lines), i + context + 1)))
+    picked = [lines[i] for i in sorted(keep)][:limit]
+    return "\n".join(picked)
+
+
+def compile_aoti(ep, configs, pt2_path):
+    """Returns the compile record; never raises for a compiler failure."""
+    import torch
+
+    start = time.time()
+    try:
+        torch._inductor.aoti_compile_and_package(
+            ep, package_path=pt2_path, inductor_configs=dict(configs))
+        return {"status": "ok", "seconds": round(time.time() - start, 3)}
+    except Exception as e:
+        return {
+            "status": "error",
+            "seconds": round(time.time() - start, 3),
+            "error": {
+                "type": f"{type(e).__module__}.{type(e).__qualname__}",
+                "message": str(e),
+                "compiler_errors": compiler_errors(str(e)),
+                "traceback": "".join(traceback.format_tb(e.__traceback__)),
+            },
+        }
+
+
+def package(args):
+    start = time.time()
+    configs = {k: parse_config_value(v) for k, v in json.loads(args.inductor_configs).items()}
+    workdir = tempfile.mkdtemp(prefix="aoti_package_")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(workdir, "inductor_cache"))
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    try:
+        import torch
+        import torch.utils._pytree as pytree
+
+        module = load_model_file(args.model)
+        model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed)
+        model.eval()
+
+        log(f"eager run of {args.model}")
+        with torch.no_grad():
+            try:
+                eager_out = model(*copy.deepcopy(ex_args), **copy.deepcopy(ex_kwargs))
+            except Exception as e:
+                raise ContractError(f"{args.model}: eager run raised {type(e).__name__}: {e}") from e
+        flat_out = pytree.tree_leaves(eager_out)
+
+        log(f"torch.export (strict={args.strict_export})")
+        try:
+            ep = torch.export.export(model, ex_args, ex_kwargs, dynamic_shapes=dyn, strict=args.strict_export)
+        except Exception as e:
+            raise ContractError(f"{args.model}: torch.export failed: {type(e).__name__}: {e}") from e
+
+        sig = ep.graph_signature
+        in_names = [s.arg.name for s in sig.input_specs if s.kind.name == "USER_INPUT"]
+        out_names = [getattr(s.arg, "name", "") for s in sig.output_specs if s.kind.name == "USER_OUTPUT"]
+        flat_in = pytree.tree_leaves((ex_args, ex_kwargs))
+
+        tensors, in_recs, out_recs = [], [], []
+        for i, t in enumerate(flat_in):
+            if not isinstance(t, torch.Tensor):
+                raise ContractError(f"{args.model}: input {i} is a {type(t).__name__}; only tensor inputs are supported")
+            fname = f"tensors/input_{i}.bin"
+            in_recs.append(tensor_record(t, in_names[i] if i < len(in_names) else f"input_{i}", fname))
+            tensors.append((fname, raw_bytes(t)))
+        for i, t in enumerate(flat_out):
+            if not isinstance(t, torch.Tensor):
+                continue
+            fname = f"tensors/eager_{i}.bin"
+            out_recs.append(tensor_record(t, out_names[i] if i < len(out_names) else f"output_{i}", fname))
+            tensors.append((fname, raw_bytes(t)))
+
+        aoti_pt2 = None
+        if args.export_only:
+            compile_rec = {"status": "skipped", "seconds": 0.0}
+        else:
+            log(f"AOTI compile with inductor configs {json.dumps(configs, sort_keys=True)}")
+            aoti_pt2 = os.path.join(workdir, "aoti.pt2")
+            compile_rec = compile_aoti(ep, configs, aoti_pt2)
+            if compile_rec["status"] != "ok":
+                aoti_pt2 = None
+                err = compile_rec["error"]
+                detail = err["compiler_errors"] or err["message"].strip()[:500]
+                log(f"compile FAILED ({err['type']}), recorded in the archive; the build goes on:\n{detail}")
+            else:
+                log(f"compiled in {compile_rec['seconds']:.1f}s")
+
+        manifest = {
+            "format": PACKAGE_FORMAT,
+            "model_name": args.name,
+            "model_file": args.label or args.model,
+            "seed": args.seed,
+            "torch_version": torch.__version__,
+            "torch_git_version": getattr(torch.version, "git_version", "unknown"),
+            "inductor_configs": configs,
+            "export": {"strict": args.strict_export, "dynamic_shapes": dyn is not None},
+            "compile": compile_rec,
+            "inputs": in_recs,
+            "eager_outputs": out_recs,
+        }
+        write_archive(args.out, ep, args.name, aoti_pt2, manifest, tensors, workdir)
+        log(f"wrote {args.out} in {time.time() - start:.1f}s (compile: {compile_rec['status']})")
+        return 0
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--model", required=True, help="Python model file (see the contract above)")
+    p.add_argument("--out", required=True, help="output archive, must end in .pt2")
+    p.add_argument("--name", default="model", help="model name inside the archive")
+    p.add_argument("--label", default="", help="how to name the model file in the manifest")
+    p.add_argument("--inductor-configs", default="{}", help="JSON object of inductor config patches")
+    p.add_argument("--export-only", action="store_true", help="skip the AOTI compile")
+    p.add_argument("--strict-export", action="store_true", help="torch.export with strict=True")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    if not args.out.endswith(".pt2"):
+        p.error(f"--out {args.out!r}: expected a path ending in .pt2")
+    try:
+        configs = json.loads(args.inductor_configs)
+        if not isinstance(configs, dict):
+            raise ValueError("not an object")
+    except ValueError as e:
+        p.error(f"--inductor-configs {args.inductor_configs!r}: expected a JSON object ({e})")
+    try:
+        return package(args)
+    except ContractError as e:
+        log(f"ERROR: {e}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

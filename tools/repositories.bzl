@@ -1,0 +1,115 @@
+"""Repository rules that bring aoti_harness' dependencies in from this machine, offline.
+
+A model repository that depends on aoti_harness calls `aoti_harness_dependencies()` from
+its WORKSPACE after declaring `local_repository(name = "aoti_harness", ...)`.
+
+- `@torch`: libtorch (headers, libtorch.so, libtorch_cpu.so, libc10.so) and the Python
+  interpreter of the project's virtualenv, both found by asking that Python for
+  `torch.__path__`.
+- `@system_libs`: GoogleTest, GoogleMock, gflags, glog and nlohmann-json from Debian.
+"""
+
+_SETUP_HINT = "Run `bash tools/setup.sh` in the aoti_harness checkout (it creates .venv with torch==2.13.0), or point AOTI_PYTHON at a Python that has torch."
+
+def _candidate_pythons(rctx):
+    env = rctx.os.environ.get("AOTI_PYTHON", "")
+    if env:
+        return [env], "AOTI_PYTHON"
+    cands = []
+    for label in [Label("@//:WORKSPACE"), Label("//:WORKSPACE")]:
+        root = str(rctx.path(label).dirname)
+        p = root + "/.venv/bin/python"
+        if p not in cands:
+            cands.append(p)
+    return cands, ".venv of the workspace"
+
+_PROBE = """
+import json, os, sys
+import torch
+print(json.dumps({
+    "torch_dir": os.path.dirname(torch.__file__),
+    "version": torch.__version__,
+    "git_version": getattr(torch.version, "git_version", "unknown"),
+    "cuda": torch.version.cuda,
+    "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI),
+    "python": sys.executable,
+}))
+"""
+
+def _torch_repository_impl(rctx):
+    cands, origin = _candidate_pythons(rctx)
+    python = None
+    for c in cands:
+        if rctx.path(c).exists:
+            python = c
+            break
+    if python == None:
+        fail("aoti_harness: no Python found (looked for %s via %s). %s" % (", ".join(cands), origin, _SETUP_HINT))
+    res = rctx.execute([python, "-c", _PROBE], timeout = 300, quiet = True)
+    if res.return_code != 0:
+        fail("aoti_harness: `%s` cannot import torch:\n%s\n%s" % (python, res.stderr[-2000:], _SETUP_HINT))
+    info = json.decode(res.stdout.strip().splitlines()[-1])
+    torch_dir = info["torch_dir"]
+    lib = torch_dir + "/lib"
+    for so in ["libtorch.so", "libtorch_cpu.so", "libc10.so"]:
+        if not rctx.path(lib + "/" + so).exists:
+            fail("aoti_harness: %s/%s is missing; the torch install at %s has no libtorch. %s" % (lib, so, torch_dir, _SETUP_HINT))
+    rctx.symlink(torch_dir + "/include", "include")
+    rctx.symlink(lib, "lib")
+    rctx.file("python", "#!/bin/sh\nexec '%s' \"$@\"\n" % info["python"], executable = True)
+    rctx.file("torch_info.bzl", "\n".join([
+        "TORCH_VERSION = %r" % info["version"],
+        "TORCH_GIT_VERSION = %r" % info["git_version"],
+        "TORCH_CUDA_VERSION = %r" % info["cuda"],
+        "TORCH_DIR = %r" % torch_dir,
+        "PYTHON = %r" % info["python"],
+        "",
+    ]))
+    abi = "1" if info["cxx11_abi"] else "0"
+    rctx.file("BUILD.bazel", """
+package(default_visibility = ["//visibility:public"])
+
+exports_files(["python", "torch_info.bzl"])
+
+# libtorch from the torch wheel. The shared libraries are linked by absolute path with an
+# absolute rpath, so binaries run from bazel-bin or by hand without LD_LIBRARY_PATH, and
+# libtorch's own $ORIGIN-relative dependencies (libgomp) resolve next to the real files.
+cc_library(
+    name = "libtorch",
+    hdrs = glob(["include/**/*.h", "include/**/*.hpp", "include/**/*.cuh"]),
+    includes = ["include", "include/torch/csrc/api/include"],
+    defines = ["_GLIBCXX_USE_CXX11_ABI={abi}"],
+    copts = ["-Wno-c++20-extensions", "-Wno-deprecated-declarations", "-Wno-unused-parameter"],
+    linkopts = [
+        "-L{lib}",
+        "-Wl,-rpath,{lib}",
+        "-Wl,--no-as-needed",
+        "-ltorch",
+        "-ltorch_cpu",
+        "-lc10",
+        "-Wl,--as-needed",
+    ],
+    srcs = ["lib/libtorch.so", "lib/libtorch_cpu.so", "lib/libc10.so"],
+)
+
+filegroup(
+    name = "python_tool",
+    srcs = ["python"],
+)
+""".format(lib = lib, abi = abi))
+
+torch_repository = repository_rule(
+    implementation = _torch_repository_impl,
+    environ = ["AOTI_PYTHON"],
+    local = True,
+    doc = "libtorch and the Python interpreter from the project's torch install.",
+)
+
+def aoti_harness_dependencies():
+    """Declares @torch, @system_libs and the offline Bazel rule stand-ins."""
+    torch_repository(name = "torch")
+    native.new_local_repository(
+        name = "system_libs",
+        path = "/usr",
+        build_file = str(Label("//third_party:system_libs.BUILD")),
+    )

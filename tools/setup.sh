@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# setup.sh: installs everything aoti_harness needs on a fresh Debian machine.
+#
+# Idempotent and quick when everything is present: it checks before it installs.
+#   - Debian packages: Bazel 4.2.3 (bazel-bootstrap) and its offline rule sets,
+#     GoogleTest/GoogleMock, gflags, glog, nlohmann-json.
+#   - A project virtualenv at $AOTI_VENV (default: <repo>/.venv) with torch==2.13.0.
+# Exits non-zero with a message naming what is missing when it cannot install.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${AOTI_VENV:-$REPO/.venv}"
+TORCH_VERSION="2.13.0"
+APT_PACKAGES=(bazel-bootstrap bazel-platforms bazel-rules-java libgtest-dev libgmock-dev
+              libgflags-dev libgoogle-glog-dev nlohmann-json3-dev zip unzip)
+
+log() { echo "[setup] $*" >&2; }
+die() { echo "[setup] ERROR: $*" >&2; exit 1; }
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || die "not root and no sudo; install as root: apt-get install ${missing[*]}"
+    SUDO=sudo
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >/dev/null || die "apt-get update failed; packages still needed: ${missing[*]}"
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || die "apt-get install failed for: ${missing[*]}"
+fi
+command -v bazel >/dev/null || die "bazel is not on PATH after installing bazel-bootstrap"
+
+PY="${AOTI_BASE_PYTHON:-$(command -v python3.11 || command -v python3 || true)}"
+[ -n "$PY" ] || die "no python3 found; install Python 3.11 (torch==$TORCH_VERSION CPU wheel is for 3.11)"
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating virtualenv $VENV"
+  "$PY" -m venv "$VENV" || die "could not create virtualenv at $VENV (is python3-venv installed?)"
+fi
+have="$("$VENV/bin/python" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
+if [ "${have%%+*}" != "$TORCH_VERSION" ]; then
+  log "installing torch==$TORCH_VERSION into $VENV (found: ${have:-none})"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==$TORCH_VERSION" \
+    || die "pip could not install torch==$TORCH_VERSION into $VENV"
+fi
+# Packaging numpy alongside torch silences its 'numpy not available' warnings.
+"$VENV/bin/python" -c 'import numpy' 2>/dev/null \
+  || "$VENV/bin/python" -m pip install -q --disable-pip-version-check numpy \
+  || die "pip could not install numpy into $VENV"
+log "ready: bazel $(bazel --version 2>/dev/null | awk '{print $2}'), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') in $VENV"
