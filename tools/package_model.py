@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 
 PACKAGE_FORMAT = "aoti_harness.package/1"
 EXTRA_DIR = "extra/aoti_harness/"
@@ -167,6 +168,8 @@ def compile_aoti(ep, configs, pt2_path):
 def package(args):
     start = time.time()
     configs = {k: parse_config_value(v) for k, v in json.loads(args.inductor_configs).items()}
+    # torch internals warn about their own deprecations on every export; not the user's concern.
+    warnings.filterwarnings("ignore", category=FutureWarning)
     workdir = tempfile.mkdtemp(prefix="aoti_package_")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(workdir, "inductor_cache"))
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
