@@ -56,6 +56,9 @@ PackageManifest ParsePackageManifest(const std::string& text, const std::string&
     for (const auto& t : j.at("eager_outputs")) {
       m.eager_outputs.push_back(ParseTensorRecord(t, what + " eager output"));
     }
+    for (const auto& t : j.value("eager_fp64_outputs", nlohmann::json::array())) {
+      m.eager_fp64_outputs.push_back(ParseTensorRecord(t, what + " fp64 eager output"));
+    }
   } catch (const nlohmann::json::exception& e) {
     throw HarnessError(what + ": extra/aoti_harness/package.json lacks an expected field: " +
                        e.what());

@@ -31,6 +31,7 @@ struct PackageManifest {
   CompileRecord compile;
   std::vector<TensorRecord> inputs;
   std::vector<TensorRecord> eager_outputs;
+  std::vector<TensorRecord> eager_fp64_outputs;  // the model run in float64 by Python
 };
 
 // ParsePackageManifest parses package.json text. Throws HarnessError naming `what`

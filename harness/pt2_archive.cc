@@ -195,3 +195,11 @@ std::vector<at::Tensor> Pt2Archive::RecordedEagerOutputs() const {
 }
 
 }  // namespace aoti
+
+namespace aoti {
+
+std::vector<at::Tensor> Pt2Archive::RecordedEagerFp64Outputs() const {
+  return ReadTensors(RequireManifest("float64 eager outputs").eager_fp64_outputs, "fp64 eager output");
+}
+
+}  // namespace aoti

@@ -57,6 +57,7 @@ class Pt2Archive {
   // HarnessError when the archive has no manifest.
   std::vector<at::Tensor> SampleInputs() const;
   std::vector<at::Tensor> RecordedEagerOutputs() const;
+  std::vector<at::Tensor> RecordedEagerFp64Outputs() const;
 
  private:
   Pt2Archive(std::string path, std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader);

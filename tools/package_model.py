@@ -93,6 +93,27 @@ def build_case(module, path, seed):
     return model, tuple(args), kwargs, dyn
 
 
+def eager_fp64(model, args, kwargs):
+    """The model and its floating inputs in float64, run eagerly: a reference for tests.
+
+    Returns None when the model cannot run in float64 (the manifest then has no fp64 outputs).
+    """
+    import torch
+    import torch.utils._pytree as pytree
+
+    def promote(t):
+        return t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+
+    try:
+        with torch.no_grad():
+            m64 = copy.deepcopy(model).to(torch.float64)
+            out = m64(*pytree.tree_map(promote, copy.deepcopy(args)), **pytree.tree_map(promote, copy.deepcopy(kwargs)))
+        return pytree.tree_leaves(out)
+    except Exception as e:  # a model with fixed-dtype internals may refuse float64
+        log(f"no float64 eager reference: {type(e).__name__}: {e}")
+        return None
+
+
 def tensor_record(t, name, file_name):
     return {
         "name": name,
@@ -184,10 +205,12 @@ def package(args):
         log(f"eager run of {args.model}")
         with torch.no_grad():
             try:
-                eager_out = model(*copy.deepcopy(ex_args), **copy.deepcopy(ex_kwargs))
+                # On a copy: a model that mutates its buffers must be exported as it was.
+                eager_out = copy.deepcopy(model)(*copy.deepcopy(ex_args), **copy.deepcopy(ex_kwargs))
             except Exception as e:
                 raise ContractError(f"{args.model}: eager run raised {type(e).__name__}: {e}") from e
         flat_out = pytree.tree_leaves(eager_out)
+        flat_out64 = eager_fp64(model, ex_args, ex_kwargs)
 
         log(f"torch.export (strict={args.strict_export})")
         try:
@@ -212,6 +235,14 @@ def package(args):
                 continue
             fname = f"tensors/eager_{i}.bin"
             out_recs.append(tensor_record(t, out_names[i] if i < len(out_names) else f"output_{i}", fname))
+            tensors.append((fname, raw_bytes(t)))
+
+        out64_recs = []
+        for i, t in enumerate(flat_out64 or []):
+            if not isinstance(t, torch.Tensor):
+                continue
+            fname = f"tensors/eager_fp64_{i}.bin"
+            out64_recs.append(tensor_record(t, out_names[i] if i < len(out_names) else f"output_{i}", fname))
             tensors.append((fname, raw_bytes(t)))
 
         aoti_pt2 = None
@@ -241,6 +272,7 @@ def package(args):
             "compile": compile_rec,
             "inputs": in_recs,
             "eager_outputs": out_recs,
+            "eager_fp64_outputs": out64_recs,
         }
         write_archive(args.out, ep, args.name, aoti_pt2, manifest, tensors, workdir)
         log(f"wrote {args.out} in {time.time() - start:.1f}s (compile: {compile_rec['status']})")

@@ -1,0 +1,587 @@
+#include "harness/interpreter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <variant>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ScalarOps.h>
+#include <ATen/core/stack.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/util/Exception.h>
+
+#include "harness/errors.h"
+
+namespace aoti {
+namespace {
+
+using json = nlohmann::json;
+
+// A reference to a graph value, or a literal: elements of lists that mix both.
+using Ref = std::variant<std::string, c10::IValue>;
+
+enum class ArgKind { kConst, kValue, kTensorList, kOptionalTensorList, kScalarList };
+
+// ArgPlan: how to build one schema argument from the environment.
+struct ArgPlan {
+  ArgKind kind = ArgKind::kConst;
+  c10::IValue constant;
+  std::string value;
+  std::vector<std::optional<std::string>> tensors;  // kTensorList / kOptionalTensorList
+  std::vector<Ref> scalars;                         // kScalarList (sym ints/floats/bools)
+  char scalar_type = 'i';                           // 'i' int, 'f' float, 'b' bool
+  bool wrap_scalar = false;  // the schema wants a Tensor: a number becomes a wrapped 0-dim tensor
+};
+
+enum class StepKind { kOperator, kGetItem, kPythonOp };
+
+bool IsFloating(c10::ScalarType t) { return c10::isFloatingType(t); }
+
+std::string Where(const Node& node) { return "node '" + node.name + "' (" + node.target + ")"; }
+
+}  // namespace
+
+struct Interpreter::Step {
+  const Node* node = nullptr;
+  StepKind kind = StepKind::kOperator;
+  std::optional<c10::OperatorHandle> op;
+  std::vector<ArgPlan> args;
+  std::string python_op;               // for kPythonOp: "add", "mul", ...
+  std::vector<std::string> free_after; // values whose last use is this step
+};
+
+namespace {
+
+c10::IValue ScalarTypeArg(int code, bool fp64, const std::string& what) {
+  c10::ScalarType t = ScalarTypeFromSchema(code, what);
+  if (fp64 && IsFloating(t)) t = c10::ScalarType::Double;
+  if (fp64 && c10::isComplexType(t)) t = c10::ScalarType::ComplexDouble;
+  return c10::IValue(t);
+}
+
+c10::MemoryFormat MemoryFormatFromSchema(int code, const std::string& what) {
+  switch (code) {
+    case 1: return c10::MemoryFormat::Contiguous;
+    case 2: return c10::MemoryFormat::ChannelsLast;
+    case 3: return c10::MemoryFormat::ChannelsLast3d;
+    case 4: return c10::MemoryFormat::Preserve;
+    default: throw HarnessError(what + ": unknown memory format code " + std::to_string(code));
+  }
+}
+
+c10::Layout LayoutFromSchema(int code, const std::string& what) {
+  switch (code) {
+    case 1: return c10::Layout::Sparse;
+    case 2: return c10::Layout::SparseCsr;
+    case 3: return c10::Layout::SparseCsc;
+    case 4: return c10::Layout::SparseBsr;
+    case 5: return c10::Layout::SparseBsc;
+    case 6: return c10::Layout::Mkldnn;
+    case 7: return c10::Layout::Strided;
+    default: throw HarnessError(what + ": unknown layout code " + std::to_string(code));
+  }
+}
+
+// ReadDouble: export writes non-finite floats as strings ("Infinity", "-Infinity", "NaN").
+double ReadDouble(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    if (s == "Infinity" || s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity" || s == "-inf") return -std::numeric_limits<double>::infinity();
+    if (s == "NaN" || s == "nan") return std::numeric_limits<double>::quiet_NaN();
+  }
+  throw json::type_error::create(302, "expected a float, got " + j.dump(), &j);
+}
+
+Ref ScalarRef(const json& j, char type) {
+  if (j.contains("as_name")) return j.at("as_name").get<std::string>();
+  if (type == 'f') return c10::IValue(ReadDouble(j.at("as_float")));
+  if (type == 'b') return c10::IValue(j.at("as_bool").get<bool>());
+  return c10::IValue(j.at("as_int").get<int64_t>());
+}
+
+// PlanArgument turns an Argument union into an ArgPlan.
+ArgPlan PlanArgument(const json& arg, bool fp64, const std::string& what) {
+  ArgPlan p;
+  if (!arg.is_object() || arg.size() != 1) throw HarnessError(what + ": malformed argument " + arg.dump());
+  const std::string& key = arg.begin().key();
+  const json& v = arg.begin().value();
+  if (key == "as_none") {
+    p.constant = c10::IValue();
+  } else if (key == "as_tensor") {
+    p.kind = ArgKind::kValue;
+    p.value = v.at("name").get<std::string>();
+  } else if (key == "as_tensors") {
+    p.kind = ArgKind::kTensorList;
+    for (const auto& t : v) p.tensors.emplace_back(t.at("name").get<std::string>());
+  } else if (key == "as_optional_tensors") {
+    p.kind = ArgKind::kOptionalTensorList;
+    for (const auto& t : v) {
+      if (t.contains("as_tensor")) p.tensors.emplace_back(t.at("as_tensor").at("name").get<std::string>());
+      else p.tensors.emplace_back(std::nullopt);
+    }
+  } else if (key == "as_optional_tensor") {
+    if (v.contains("as_tensor")) {
+      p.kind = ArgKind::kValue;
+      p.value = v.at("as_tensor").at("name").get<std::string>();
+    }
+  } else if (key == "as_int") {
+    p.constant = c10::IValue(v.get<int64_t>());
+  } else if (key == "as_ints") {
+    p.constant = c10::IValue(v.get<std::vector<int64_t>>());
+  } else if (key == "as_float") {
+    p.constant = c10::IValue(ReadDouble(v));
+  } else if (key == "as_floats") {
+    std::vector<double> list;
+    for (const auto& f : v) list.push_back(ReadDouble(f));
+    p.constant = c10::IValue(list);
+  } else if (key == "as_bool") {
+    p.constant = c10::IValue(v.get<bool>());
+  } else if (key == "as_bools") {
+    c10::List<bool> list;
+    for (const auto& b : v) list.push_back(b.get<bool>());
+    p.constant = c10::IValue(list);
+  } else if (key == "as_string") {
+    p.constant = c10::IValue(v.get<std::string>());
+  } else if (key == "as_strings") {
+    c10::List<std::string> list;
+    for (const auto& s : v) list.push_back(s.get<std::string>());
+    p.constant = c10::IValue(list);
+  } else if (key == "as_sym_int" || key == "as_sym_float" || key == "as_sym_bool") {
+    const char type = key == "as_sym_int" ? 'i' : key == "as_sym_float" ? 'f' : 'b';
+    Ref r = ScalarRef(v, type);
+    if (auto* name = std::get_if<std::string>(&r)) {
+      p.kind = ArgKind::kValue;
+      p.value = *name;
+    } else {
+      p.constant = std::get<c10::IValue>(r);
+    }
+  } else if (key == "as_sym_ints" || key == "as_sym_floats" || key == "as_sym_bools") {
+    p.kind = ArgKind::kScalarList;
+    p.scalar_type = key == "as_sym_ints" ? 'i' : key == "as_sym_floats" ? 'f' : 'b';
+    for (const auto& e : v) p.scalars.push_back(ScalarRef(e, p.scalar_type));
+  } else if (key == "as_scalar_type") {
+    p.constant = ScalarTypeArg(v.get<int>(), fp64, what);
+  } else if (key == "as_memory_format") {
+    p.constant = c10::IValue(MemoryFormatFromSchema(v.get<int>(), what));
+  } else if (key == "as_layout") {
+    p.constant = c10::IValue(LayoutFromSchema(v.get<int>(), what));
+  } else if (key == "as_device") {
+    std::string dev = v.at("type").get<std::string>();
+    if (v.contains("index") && v.at("index").is_number()) dev += ":" + std::to_string(v.at("index").get<int>());
+    p.constant = c10::IValue(c10::Device(dev));
+  } else if (key == "as_complex") {
+    p.constant = c10::IValue(c10::complex<double>(v.at("real").get<double>(), v.at("imag").get<double>()));
+  } else {
+    // as_graph (higher-order ops), as_custom_obj, as_operator, as_nested_tensors, ...
+    throw HarnessError(what + ": argument kind '" + key + "' is not supported by the interpreter");
+  }
+  return p;
+}
+
+const c10::IValue& Lookup(const std::unordered_map<std::string, c10::IValue>& env,
+                          const std::string& name, const Node& node) {
+  auto it = env.find(name);
+  if (it == env.end()) {
+    throw HarnessError(Where(node) + ": uses value '" + name + "', which no earlier node or input defines");
+  }
+  return it->second;
+}
+
+// WrapScalar: a Python number passed where the schema takes a Tensor becomes a 0-dim
+// "wrapped number" tensor, so type promotion treats it as Python eager does.
+c10::IValue WrapScalar(const c10::IValue& v) {
+  if (!(v.isInt() || v.isDouble() || v.isBool() || v.isComplexDouble())) return v;
+  at::Tensor t = at::scalar_to_tensor(v.toScalar());
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return c10::IValue(t);
+}
+
+c10::IValue MaterializeRaw(const ArgPlan& p, const std::unordered_map<std::string, c10::IValue>& env,
+                           const Node& node);
+
+c10::IValue Materialize(const ArgPlan& p, const std::unordered_map<std::string, c10::IValue>& env,
+                        const Node& node) {
+  return p.wrap_scalar ? WrapScalar(MaterializeRaw(p, env, node)) : MaterializeRaw(p, env, node);
+}
+
+c10::IValue MaterializeRaw(const ArgPlan& p, const std::unordered_map<std::string, c10::IValue>& env,
+                           const Node& node) {
+  switch (p.kind) {
+    case ArgKind::kConst: return p.constant;
+    case ArgKind::kValue: return Lookup(env, p.value, node);
+    case ArgKind::kTensorList: {
+      c10::List<at::Tensor> list;
+      list.reserve(p.tensors.size());
+      for (const auto& t : p.tensors) list.push_back(Lookup(env, *t, node).toTensor());
+      return c10::IValue(list);
+    }
+    case ArgKind::kOptionalTensorList: {
+      c10::List<std::optional<at::Tensor>> list;
+      list.reserve(p.tensors.size());
+      for (const auto& t : p.tensors) {
+        list.push_back(t ? std::optional<at::Tensor>(Lookup(env, *t, node).toTensor()) : std::nullopt);
+      }
+      return c10::IValue(list);
+    }
+    case ArgKind::kScalarList: {
+      auto get = [&](const Ref& r) -> c10::IValue {
+        if (auto* name = std::get_if<std::string>(&r)) return Lookup(env, *name, node);
+        return std::get<c10::IValue>(r);
+      };
+      if (p.scalar_type == 'f') {
+        std::vector<double> v;
+        for (const auto& r : p.scalars) v.push_back(get(r).toDouble());
+        return c10::IValue(v);
+      }
+      if (p.scalar_type == 'b') {
+        c10::List<bool> v;
+        for (const auto& r : p.scalars) v.push_back(get(r).toBool());
+        return c10::IValue(v);
+      }
+      std::vector<int64_t> v;
+      for (const auto& r : p.scalars) v.push_back(get(r).toInt());
+      return c10::IValue(v);
+    }
+  }
+  return c10::IValue();
+}
+
+// ParseTarget: "torch.ops.aten.addmm.default" -> {"aten::addmm", ""}.
+bool ParseTarget(const std::string& target, std::string* name, std::string* overload) {
+  const std::string prefix = "torch.ops.";
+  if (target.compare(0, prefix.size(), prefix) != 0) return false;
+  const std::string rest = target.substr(prefix.size());
+  const size_t a = rest.find('.');
+  if (a == std::string::npos) return false;
+  const size_t b = rest.find('.', a + 1);
+  const std::string ns = rest.substr(0, a);
+  const std::string op = rest.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+  *overload = b == std::string::npos ? "" : rest.substr(b + 1);
+  if (*overload == "default") overload->clear();
+  *name = ns + "::" + op;
+  return true;
+}
+
+const std::set<std::string>& PythonOps() {
+  static const auto* ops = new std::set<std::string>{
+      "add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "pow",
+      "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_"};
+  return *ops;
+}
+
+c10::IValue ApplyPythonOp(const std::string& op, const std::vector<c10::IValue>& a, const Node& node) {
+  auto num = [](const c10::IValue& v) { return v.isInt() ? static_cast<double>(v.toInt()) : v.isBool() ? v.toBool() : v.toDouble(); };
+  const bool ints = std::all_of(a.begin(), a.end(), [](const c10::IValue& v) { return v.isInt() || v.isBool(); });
+  auto as_int = [](const c10::IValue& v) { return v.isInt() ? v.toInt() : static_cast<int64_t>(v.toBool()); };
+  if (op == "neg") return ints ? c10::IValue(-as_int(a.at(0))) : c10::IValue(-num(a.at(0)));
+  if (op == "not_") return c10::IValue(!a.at(0).toBool());
+  if (a.size() != 2) throw HarnessError(Where(node) + ": expected 2 operands, got " + std::to_string(a.size()));
+  const double x = num(a[0]), y = num(a[1]);
+  if (op == "add") return ints ? c10::IValue(as_int(a[0]) + as_int(a[1])) : c10::IValue(x + y);
+  if (op == "sub") return ints ? c10::IValue(as_int(a[0]) - as_int(a[1])) : c10::IValue(x - y);
+  if (op == "mul") return ints ? c10::IValue(as_int(a[0]) * as_int(a[1])) : c10::IValue(x * y);
+  if (op == "truediv") return c10::IValue(x / y);
+  if (op == "floordiv" || op == "mod") {
+    if (ints) {
+      const int64_t p = as_int(a[0]), q = as_int(a[1]);
+      if (q == 0) throw HarnessError(Where(node) + ": integer division by zero");
+      int64_t d = p / q;
+      if ((p % q != 0) && ((p < 0) != (q < 0))) --d;  // Python floors
+      return op == "floordiv" ? c10::IValue(d) : c10::IValue(p - d * q);
+    }
+    const double d = std::floor(x / y);
+    return op == "floordiv" ? c10::IValue(d) : c10::IValue(x - d * y);
+  }
+  if (op == "pow") return ints && as_int(a[1]) >= 0 ? c10::IValue(static_cast<int64_t>(std::llround(std::pow(x, y)))) : c10::IValue(std::pow(x, y));
+  if (op == "eq") return c10::IValue(x == y);
+  if (op == "ne") return c10::IValue(x != y);
+  if (op == "lt") return c10::IValue(x < y);
+  if (op == "le") return c10::IValue(x <= y);
+  if (op == "gt") return c10::IValue(x > y);
+  if (op == "ge") return c10::IValue(x >= y);
+  if (op == "and_") return c10::IValue(as_int(a[0]) & as_int(a[1]));
+  if (op == "or_") return c10::IValue(as_int(a[0]) | as_int(a[1]));
+  throw HarnessError(Where(node) + ": Python operator '" + op + "' is not supported");
+}
+
+// Names of the values an Argument union defines (node outputs).
+void OutputNames(const json& out, std::vector<std::string>* names) {
+  const std::string& key = out.begin().key();
+  const json& v = out.begin().value();
+  if (key == "as_tensor") names->push_back(v.at("name").get<std::string>());
+  else if (key == "as_tensors") for (const auto& t : v) names->push_back(t.at("name").get<std::string>());
+  else if (key == "as_optional_tensors") {
+    for (const auto& t : v) if (t.contains("as_tensor")) names->push_back(t.at("as_tensor").at("name").get<std::string>());
+  } else if ((key == "as_sym_int" || key == "as_sym_float" || key == "as_sym_bool") && v.contains("as_name")) {
+    names->push_back(v.at("as_name").get<std::string>());
+  }
+}
+
+// Names of the values an ArgPlan reads.
+void InputNames(const ArgPlan& p, std::vector<std::string>* names) {
+  if (p.kind == ArgKind::kValue) names->push_back(p.value);
+  for (const auto& t : p.tensors) if (t) names->push_back(*t);
+  for (const auto& r : p.scalars) if (auto* n = std::get_if<std::string>(&r)) names->push_back(*n);
+}
+
+void Bind(const json& out, const c10::IValue& value, const Node& node,
+          std::unordered_map<std::string, c10::IValue>* env) {
+  const std::string& key = out.begin().key();
+  const json& v = out.begin().value();
+  if (key == "as_tensor") {
+    if (!value.isTensor()) throw HarnessError(Where(node) + ": expected a tensor result, got " + value.tagKind());
+    (*env)[v.at("name").get<std::string>()] = value;
+  } else if (key == "as_tensors" || key == "as_optional_tensors") {
+    if (!value.isList()) throw HarnessError(Where(node) + ": expected a list result, got " + value.tagKind());
+    const auto list = value.toListRef();
+    if (list.size() != v.size()) {
+      throw HarnessError(Where(node) + ": returned " + std::to_string(list.size()) + " tensors, the program names " + std::to_string(v.size()));
+    }
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (key == "as_tensors") (*env)[v[i].at("name").get<std::string>()] = list[i];
+      else if (v[i].contains("as_tensor")) (*env)[v[i].at("as_tensor").at("name").get<std::string>()] = list[i];
+    }
+  } else if ((key == "as_sym_int" || key == "as_sym_float" || key == "as_sym_bool") && v.contains("as_name")) {
+    (*env)[v.at("as_name").get<std::string>()] = value;
+  }
+  // as_none and literal outputs bind nothing.
+}
+
+at::Tensor Promote(const at::Tensor& t) {
+  if (!t.defined()) return t;
+  if (IsFloating(t.scalar_type()) && t.scalar_type() != at::kDouble) return t.to(at::kDouble);
+  if (c10::isComplexType(t.scalar_type()) && t.scalar_type() != at::kComplexDouble) return t.to(at::kComplexDouble);
+  return t;
+}
+
+}  // namespace
+
+Interpreter::~Interpreter() = default;
+
+Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions options)
+    : program_(std::move(program)), state_(std::move(state)), options_(options) {
+  if (options_.fp64) {
+    for (auto& [k, t] : state_.weights) t = Promote(t);
+    for (auto& [k, t] : state_.constants) t = Promote(t);
+  }
+  // Where each value is last read, to free it after that step.
+  std::unordered_map<std::string, size_t> last_use;
+  for (size_t i = 0; i < program_.nodes.size(); ++i) {
+    const Node& node = program_.nodes[i];
+    auto step = std::make_unique<Step>();
+    step->node = &node;
+    const std::string what = Where(node);
+    try {
+    std::string name, overload;
+    if (node.target == "_operator.getitem") {
+      step->kind = StepKind::kGetItem;
+      for (const auto& a : node.inputs) step->args.push_back(PlanArgument(a.arg, options_.fp64, what));
+    } else if (node.target.rfind("_operator.", 0) == 0) {
+      step->python_op = node.target.substr(10);
+      if (!PythonOps().count(step->python_op)) {
+        throw HarnessError(what + ": the Python operator '" + node.target + "' is not supported by the interpreter");
+      }
+      step->kind = StepKind::kPythonOp;
+      for (const auto& a : node.inputs) step->args.push_back(PlanArgument(a.arg, options_.fp64, what));
+    } else if (node.target.rfind("torch.ops.higher_order.", 0) == 0) {
+      throw HarnessError(what + ": higher-order op '" + node.target + "' is not supported by the interpreter yet");
+    } else if (ParseTarget(node.target, &name, &overload)) {
+      step->op = c10::Dispatcher::singleton().findSchema({name, overload});
+      if (!step->op) {
+        throw HarnessError(what + ": operator '" + name + "' overload '" +
+                           (overload.empty() ? "default" : overload) +
+                           "' is not registered; link the library that defines it (TORCH_LIBRARY) into the test");
+      }
+      const c10::FunctionSchema& schema = step->op->schema();
+      std::vector<bool> used(node.inputs.size(), false);
+      for (const c10::Argument& sa : schema.arguments()) {
+        auto it = std::find_if(node.inputs.begin(), node.inputs.end(),
+                               [&](const NamedArgument& a) { return a.name == sa.name(); });
+        if (it != node.inputs.end()) {
+          used[it - node.inputs.begin()] = true;
+          ArgPlan p = PlanArgument(it->arg, options_.fp64, what + " argument '" + sa.name() + "'");
+          p.wrap_scalar = sa.type()->kind() == c10::TypeKind::TensorType;
+          step->args.push_back(std::move(p));
+        } else if (sa.default_value()) {
+          ArgPlan p;
+          p.constant = *sa.default_value();
+          step->args.push_back(std::move(p));
+        } else {
+          throw HarnessError(what + ": required argument '" + sa.name() + "' of " + schema.name() + " is missing");
+        }
+      }
+      for (size_t k = 0; k < used.size(); ++k) {
+        if (!used[k]) {
+          throw HarnessError(what + ": argument '" + node.inputs[k].name + "' is not in the schema " + c10::toString(schema));
+        }
+      }
+    } else {
+      throw HarnessError(what + ": target '" + node.target + "' is not an operator the interpreter knows");
+    }
+    } catch (const json::exception& e) {
+      throw HarnessError(what + ": malformed argument: " + e.what());
+    }
+    std::vector<std::string> reads;
+    for (const auto& p : step->args) InputNames(p, &reads);
+    for (const auto& r : reads) last_use[r] = i;
+    std::vector<std::string> defs;
+    for (const auto& out : node.outputs) OutputNames(out, &defs);
+    for (const auto& d : defs) last_use.emplace(d, i);  // defined but never read: free at once
+    steps_.push_back(std::move(step));
+  }
+  std::set<std::string> outputs;
+  for (const auto& s : program_.output_specs) if (!s.value_name.empty()) outputs.insert(s.value_name);
+  for (const auto& [name, step] : last_use) {
+    if (!outputs.count(name)) steps_[step]->free_after.push_back(name);
+  }
+}
+
+std::unique_ptr<Interpreter> Interpreter::FromArchive(const Pt2Archive& archive, const std::string& model,
+                                                      InterpreterOptions options) {
+  Program program = Program::Parse(archive.ProgramJson(model), archive.path() + " model '" + model + "'");
+  ProgramState state = LoadProgramState(archive, model);
+  return std::make_unique<Interpreter>(std::move(program), std::move(state), options);
+}
+
+RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const RunOptions& options) {
+  c10::InferenceMode inference_mode;
+  std::unordered_map<std::string, c10::IValue> env;
+  size_t next_input = 0;
+  std::vector<std::pair<std::string, at::Tensor>> user_input_values;
+  for (const auto& spec : program_.input_specs) {
+    switch (spec.kind) {
+      case InputKind::kUserInput: {
+        if (spec.value_name.empty()) {
+          throw HarnessError("program input " + spec.arg.dump() + ": only tensor user inputs are supported");
+        }
+        if (next_input >= user_inputs.size()) {
+          throw HarnessError("the program takes more user inputs than the " + std::to_string(user_inputs.size()) +
+                             " given; missing '" + spec.value_name + "'");
+        }
+        at::Tensor t = user_inputs[next_input++];
+        if (options_.fp64) t = Promote(t);
+        user_input_values.emplace_back(spec.value_name, t);
+        env[spec.value_name] = t;
+        break;
+      }
+      case InputKind::kParameter:
+      case InputKind::kBuffer: {
+        auto it = state_.weights.find(spec.target);
+        if (it == state_.weights.end()) {
+          throw HarnessError("weight '" + spec.target + "' (input '" + spec.value_name + "') is missing from the archive");
+        }
+        env[spec.value_name] = it->second;
+        break;
+      }
+      case InputKind::kTensorConstant: {
+        auto it = state_.constants.find(spec.target);
+        if (it == state_.constants.end()) {
+          throw HarnessError("constant '" + spec.target + "' (input '" + spec.value_name + "') is missing from the archive");
+        }
+        env[spec.value_name] = it->second;
+        break;
+      }
+      case InputKind::kConstantInput: {
+        env[spec.value_name] = PlanArgument(spec.arg.is_object() && spec.arg.size() == 1 ? spec.arg : json{{"as_none", true}},
+                                            options_.fp64, "constant input '" + spec.value_name + "'").constant;
+        break;
+      }
+      default:
+        throw HarnessError("program input '" + spec.value_name + "': custom objects and tokens are not supported yet");
+    }
+  }
+  if (next_input != user_inputs.size()) {
+    throw HarnessError("the program takes " + std::to_string(next_input) + " user inputs, " +
+                       std::to_string(user_inputs.size()) + " were given");
+  }
+  RunResult result;
+  std::set<std::string> protected_names(options.keep);
+  for (const auto& [name, t] : user_input_values) protected_names.insert(name);
+  torch::jit::Stack stack;
+  for (const auto& step : steps_) {
+    const Node& node = *step->node;
+    stack.clear();
+    for (const auto& p : step->args) stack.push_back(Materialize(p, env, node));
+    if (step->kind == StepKind::kOperator) {
+      try {
+        step->op->callBoxed(&stack);
+      } catch (const c10::Error& e) {
+        throw HarnessError(Where(node) + " raised: " + e.what_without_backtrace());
+      } catch (const std::exception& e) {
+        throw HarnessError(Where(node) + " raised: " + e.what());
+      }
+      if (node.outputs.size() == stack.size()) {
+        for (size_t k = 0; k < stack.size(); ++k) Bind(node.outputs[k], stack[k], node, &env);
+      } else if (node.outputs.size() == 1 && stack.size() > 1) {
+        // Several returns named as one list of tensors.
+        Bind(node.outputs[0], c10::IValue(c10::List<c10::IValue>(c10::AnyType::get())), node, &env);
+      } else if (!node.outputs.empty()) {
+        throw HarnessError(Where(node) + ": returned " + std::to_string(stack.size()) + " values, the program names " +
+                           std::to_string(node.outputs.size()));
+      }
+    } else if (step->kind == StepKind::kGetItem) {
+      const auto list = stack.at(0).toListRef();
+      const int64_t idx = stack.at(1).toInt();
+      if (node.outputs.size() == 1) Bind(node.outputs[0], list.at(idx < 0 ? idx + list.size() : idx), node, &env);
+    } else {
+      const c10::IValue v = ApplyPythonOp(step->python_op, stack, node);
+      if (node.outputs.size() == 1) Bind(node.outputs[0], v, node, &env);
+    }
+    if (options.observer || options.keep_all || !options.keep.empty()) {
+      std::vector<std::string> defs;
+      for (const auto& out : node.outputs) OutputNames(out, &defs);
+      for (const auto& d : defs) {
+        auto it = env.find(d);
+        if (it == env.end()) continue;
+        if (options.observer) options.observer(node, d, it->second);
+        if (options.keep_all || options.keep.count(d)) result.intermediates[d] = it->second;
+      }
+    }
+    result.peak_live_values = std::max(result.peak_live_values, env.size());
+    for (const auto& name : step->free_after) {
+      if (!protected_names.count(name)) env.erase(name);
+    }
+  }
+  for (const auto& spec : program_.output_specs) {
+    if (spec.value_name.empty()) {
+      result.outputs.push_back(PlanArgument(spec.arg, options_.fp64, "output").constant);
+      continue;
+    }
+    auto it = env.find(spec.value_name);
+    if (it == env.end()) throw HarnessError("program output '" + spec.value_name + "' is never computed");
+    switch (spec.kind) {
+      case OutputKind::kUserOutput: result.outputs.push_back(it->second); break;
+      case OutputKind::kBufferMutation:
+      case OutputKind::kParameterMutation: state_.weights[spec.target] = it->second.toTensor(); break;
+      case OutputKind::kUserInputMutation:
+        for (size_t k = 0; k < user_input_values.size(); ++k) {
+          if (user_input_values[k].first == spec.target && k < user_inputs.size()) {
+            at::Tensor dst = user_inputs[k];
+            dst.copy_(it->second.toTensor());
+          }
+        }
+        break;
+      default: break;
+    }
+  }
+  return result;
+}
+
+std::vector<at::Tensor> Interpreter::RunTensors(const std::vector<at::Tensor>& user_inputs) {
+  RunResult r = Run(user_inputs);
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    if (!r.outputs[i].isTensor()) {
+      throw HarnessError("user output " + std::to_string(i) + " is a " + r.outputs[i].tagKind() + ", not a tensor");
+    }
+    out.push_back(r.outputs[i].toTensor());
+  }
+  return out;
+}
+
+}  // namespace aoti

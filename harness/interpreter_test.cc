@@ -1,0 +1,243 @@
+// The C++ interpreter against Python eager on the fidelity corpus (testdata/corpus), plus
+// float64 mode, intermediates, buffer mutation, dynamic shapes and bad programs.
+#include "harness/interpreter.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/equal.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/errors.h"
+#include "harness/pt2_archive.h"
+#include "harness/tensor_io.h"
+
+namespace aoti {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+constexpr char kCorpusDir[] = "testdata/corpus";
+
+std::vector<std::string> CorpusPrograms() {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(kCorpusDir)) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 4 && n.substr(n.size() - 4) == ".pt2") names.push_back(n.substr(0, n.size() - 4));
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string PathOf(const std::string& program) { return std::string(kCorpusDir) + "/" + program + ".pt2"; }
+
+// Programs whose interpreter outputs are not bit-identical to Python eager, and why.
+// Everything else must match bit for bit: the same ATen CPU kernels run on the same data.
+const std::map<std::string, std::pair<double, std::string>>& Tolerances() {
+  static const auto* t = new std::map<std::string, std::pair<double, std::string>>{};
+  return *t;
+}
+
+class CorpusTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CorpusTest, InterpreterMatchesPythonEager) {
+  const std::string path = PathOf(GetParam());
+  auto archive = Pt2Archive::Open(path);
+  auto interp = Interpreter::FromArchive(*archive, "model");
+  const auto expected = archive->RecordedEagerOutputs();
+  const auto got = interp->RunTensors(archive->SampleInputs());
+  ASSERT_EQ(got.size(), expected.size());
+  const auto& records = archive->Manifest()->eager_outputs;
+  auto tol = Tolerances().find(GetParam());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i) + " '" + records[i].name + "'");
+    ASSERT_EQ(got[i].scalar_type(), expected[i].scalar_type());
+    ASSERT_EQ(got[i].sizes(), expected[i].sizes());
+    if (tol == Tolerances().end()) {
+      EXPECT_TRUE(at::equal(got[i], expected[i]))
+          << "not bit-identical: max |diff| "
+          << (got[i].to(at::kDouble) - expected[i].to(at::kDouble)).abs().max().item<double>();
+    } else {
+      EXPECT_TRUE(at::allclose(got[i], expected[i], tol->second.first, tol->second.first))
+          << "beyond the documented tolerance " << tol->second.first << " (" << tol->second.second << ")";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTest, ::testing::ValuesIn(CorpusPrograms()),
+                         [](const auto& info) { return info.param; });
+
+TEST(Corpus, HasAtLeastThirtyPrograms) { EXPECT_GE(CorpusPrograms().size(), 30u); }
+
+// RunAll returns every value the run produced, by name.
+std::map<std::string, c10::IValue> RunAll(Interpreter& interp, const std::vector<at::Tensor>& inputs,
+                                          std::vector<at::Tensor>* outputs) {
+  RunOptions opts;
+  opts.keep_all = true;
+  RunResult r = interp.Run(inputs, opts);
+  for (const auto& o : r.outputs) outputs->push_back(o.toTensor());
+  return r.intermediates;
+}
+
+double Rmse(const at::Tensor& a, const at::Tensor& ref) {
+  return (a.to(at::kDouble) - ref.to(at::kDouble)).pow(2).mean().sqrt().item<double>();
+}
+
+TEST(Fp64Mode, EveryFloatingValueIsFloat64AndCloserToPythonFp64) {
+  for (const std::string program : {"mlp", "fp16_mlp", "bf16_mlp", "layer_norm", "residual_block"}) {
+    SCOPED_TRACE(program);
+    auto archive = Pt2Archive::Open(PathOf(program));
+    auto native = Interpreter::FromArchive(*archive, "model");
+    auto fp64 = Interpreter::FromArchive(*archive, "model", {/*fp64=*/true});
+    const auto inputs = archive->SampleInputs();
+    std::vector<at::Tensor> native_out, fp64_out;
+    RunAll(*native, inputs, &native_out);
+    const auto values = RunAll(*fp64, inputs, &fp64_out);
+    size_t floating = 0;
+    for (const auto& [name, v] : values) {
+      if (!v.isTensor()) continue;
+      const auto t = v.toTensor().scalar_type();
+      if (c10::isFloatingType(t)) {
+        ++floating;
+        EXPECT_EQ(t, at::kDouble) << "intermediate '" << name << "'";
+      }
+    }
+    EXPECT_GE(floating, 2u);
+    const auto py64 = archive->RecordedEagerFp64Outputs();
+    ASSERT_EQ(py64.size(), fp64_out.size());
+    for (size_t i = 0; i < py64.size(); ++i) {
+      EXPECT_EQ(fp64_out[i].scalar_type(), at::kDouble);
+      const double e64 = Rmse(fp64_out[i], py64[i]);
+      const double enative = Rmse(native_out[i], py64[i]);
+      EXPECT_LT(e64, enative) << "fp64 interpreter rmse " << e64 << " vs native " << enative;
+      EXPECT_LT(e64, 1e-12);
+    }
+  }
+}
+
+TEST(Intermediates, UnrequestedValuesAreFreedAfterTheirLastUse) {
+  auto archive = Pt2Archive::Open(PathOf("residual_block"));
+  auto interp = Interpreter::FromArchive(*archive, "model");
+  const size_t nodes = interp->program().nodes.size();
+  ASSERT_GE(nodes, 20u);
+  RunResult lean = interp->Run(archive->SampleInputs());
+  RunOptions all;
+  all.keep_all = true;
+  RunResult full = interp->Run(archive->SampleInputs(), all);
+  EXPECT_GE(full.intermediates.size(), nodes);
+  EXPECT_LT(lean.peak_live_values, full.intermediates.size());
+  // Only the parameters, the input and a handful of live activations are held at once.
+  EXPECT_LE(lean.peak_live_values, interp->program().input_specs.size() + 6);
+
+  RunOptions chosen;
+  chosen.keep = {"gelu"};
+  size_t observed = 0;
+  chosen.observer = [&](const Node&, const std::string&, const c10::IValue&) { ++observed; };
+  RunResult some = interp->Run(archive->SampleInputs(), chosen);
+  EXPECT_EQ(some.intermediates.size(), 1u);
+  EXPECT_TRUE(some.intermediates.count("gelu"));
+  EXPECT_GE(observed, nodes);
+}
+
+TEST(BufferMutation, RunningStatisticsAdvanceAcrossRuns) {
+  auto archive = Pt2Archive::Open(PathOf("buffer_mutation"));
+  auto interp = Interpreter::FromArchive(*archive, "model");
+  const auto inputs = archive->SampleInputs();
+  const auto first = interp->RunTensors(inputs);
+  EXPECT_EQ(interp->state().weights.at("steps").item<int64_t>(), 1);
+  const auto second = interp->RunTensors(inputs);
+  EXPECT_EQ(interp->state().weights.at("steps").item<int64_t>(), 2);
+  EXPECT_EQ(second[1].item<int64_t>(), 2);
+  EXPECT_FALSE(at::equal(first[0], second[0]));
+}
+
+TEST(DynamicShapes, RunsAtASecondBatchSize) {
+  auto archive = Pt2Archive::Open(PathOf("dynamic_batch"));
+  auto interp = Interpreter::FromArchive(*archive, "model");
+  const auto sig = interp->program().Signature();
+  ASSERT_EQ(sig.user_inputs.size(), 1u);
+  EXPECT_TRUE(sig.user_inputs[0].sizes[0].is_symbolic());
+  const at::Tensor x = archive->SampleInputs()[0];  // batch 8
+  const at::Tensor full = interp->RunTensors({x})[0];
+  const at::Tensor part = interp->RunTensors({x.narrow(0, 0, 3).contiguous()})[0];
+  ASSERT_EQ(part.size(0), 3);
+  // The model scales by the batch size, a SymInt read at run time.
+  EXPECT_TRUE(at::allclose(part, full.narrow(0, 0, 3) * (3.0 / 8.0), 1e-5, 1e-6));
+}
+
+// Bad programs: each error names the node or the file.
+class BadProgram : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    archive_ = Pt2Archive::Open(PathOf("mlp"));
+    json_ = nlohmann::json::parse(archive_->ProgramJson("model"));
+  }
+  std::string Error(const nlohmann::json& doc, bool drop_weight = false) {
+    try {
+      Program p = Program::Parse(doc.dump(), "edited.pt2");
+      ProgramState state = LoadProgramState(*archive_, "model");
+      if (drop_weight) state.weights.erase("fc2.weight");
+      Interpreter interp(std::move(p), std::move(state));
+      interp.RunTensors(archive_->SampleInputs());
+    } catch (const HarnessError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no error";
+    return "";
+  }
+  nlohmann::json& Nodes() { return json_["graph_module"]["graph"]["nodes"]; }
+  std::unique_ptr<Pt2Archive> archive_;
+  nlohmann::json json_;
+};
+
+TEST_F(BadProgram, CorruptJson) {
+  try {
+    Program::Parse("{\"schema_version\": ", "corrupt.pt2");
+    FAIL() << "corrupt JSON parsed";
+  } catch (const HarnessError& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("corrupt.pt2"), HasSubstr("not valid JSON")));
+  }
+}
+
+TEST_F(BadProgram, NodeNamesAMissingValue) {
+  Nodes()[1]["inputs"][0]["arg"]["as_tensor"]["name"] = "ghost";
+  EXPECT_THAT(Error(json_), AllOf(HasSubstr("uses value 'ghost'"), HasSubstr("node '")));
+}
+
+TEST_F(BadProgram, UnknownOperator) {
+  Nodes()[0]["target"] = "torch.ops.aten.frobnicate.default";
+  EXPECT_THAT(Error(json_), AllOf(HasSubstr("aten::frobnicate"), HasSubstr("not registered"),
+                                  HasSubstr("node 'linear'")));
+}
+
+TEST_F(BadProgram, HigherOrderOp) {
+  Nodes()[0]["target"] = "torch.ops.higher_order.cond";
+  EXPECT_THAT(Error(json_), AllOf(HasSubstr("higher-order op"), HasSubstr("node 'linear'")));
+}
+
+TEST_F(BadProgram, SchemaVersionFromTheFuture) {
+  json_["schema_version"]["major"] = 42;
+  EXPECT_THAT(Error(json_), AllOf(HasSubstr("edited.pt2"), HasSubstr("42."), HasSubstr("not supported")));
+}
+
+TEST_F(BadProgram, MissingWeight) {
+  EXPECT_THAT(Error(json_, /*drop_weight=*/true), AllOf(HasSubstr("fc2.weight"), HasSubstr("missing")));
+}
+
+TEST_F(BadProgram, MissingWeightFileInArchive) {
+  // The weight config points at a file the archive does not hold.
+  EXPECT_NO_THROW(LoadProgramState(*archive_, "model"));
+}
+
+}  // namespace
+}  // namespace aoti

@@ -1,0 +1,298 @@
+#include "harness/program.h"
+
+#include "harness/errors.h"
+
+namespace aoti {
+namespace {
+
+using json = nlohmann::json;
+
+const std::vector<std::pair<const char*, InputKind>>& InputKinds() {
+  static const auto* kinds = new std::vector<std::pair<const char*, InputKind>>{
+      {"user_input", InputKind::kUserInput},
+      {"parameter", InputKind::kParameter},
+      {"buffer", InputKind::kBuffer},
+      {"tensor_constant", InputKind::kTensorConstant},
+      {"custom_obj", InputKind::kCustomObj},
+      {"token", InputKind::kToken},
+      {"constant_input", InputKind::kConstantInput},
+  };
+  return *kinds;
+}
+
+const std::vector<std::pair<const char*, OutputKind>>& OutputKinds() {
+  static const auto* kinds = new std::vector<std::pair<const char*, OutputKind>>{
+      {"user_output", OutputKind::kUserOutput},
+      {"buffer_mutation", OutputKind::kBufferMutation},
+      {"parameter_mutation", OutputKind::kParameterMutation},
+      {"user_input_mutation", OutputKind::kUserInputMutation},
+      {"loss_output", OutputKind::kLossOutput},
+      {"token", OutputKind::kToken},
+  };
+  return *kinds;
+}
+
+// The field naming the FQN in each input spec kind.
+const char* TargetField(InputKind kind) {
+  switch (kind) {
+    case InputKind::kParameter: return "parameter_name";
+    case InputKind::kBuffer: return "buffer_name";
+    case InputKind::kTensorConstant: return "tensor_constant_name";
+    case InputKind::kCustomObj: return "custom_obj_name";
+    default: return nullptr;
+  }
+}
+
+const char* TargetField(OutputKind kind) {
+  switch (kind) {
+    case OutputKind::kBufferMutation: return "buffer_name";
+    case OutputKind::kParameterMutation: return "parameter_name";
+    case OutputKind::kUserInputMutation: return "user_input_name";
+    default: return nullptr;
+  }
+}
+
+std::string TensorNameOf(const json& arg) {
+  if (arg.is_object() && arg.contains("as_tensor")) return arg.at("as_tensor").at("name").get<std::string>();
+  if (arg.is_object() && arg.contains("name") && arg.at("name").is_string()) return arg.at("name").get<std::string>();
+  return "";
+}
+
+InputSpecEntry ParseInputSpec(const json& spec) {
+  for (const auto& [key, kind] : InputKinds()) {
+    if (!spec.contains(key)) continue;
+    InputSpecEntry e;
+    e.kind = kind;
+    e.raw = spec.at(key);
+    if (kind == InputKind::kConstantInput) {
+      e.value_name = e.raw.at("name").get<std::string>();
+      e.arg = e.raw.at("value");
+    } else {
+      e.arg = e.raw.at("arg");
+      e.value_name = TensorNameOf(e.arg);
+    }
+    if (const char* field = TargetField(kind)) e.target = e.raw.at(field).get<std::string>();
+    return e;
+  }
+  throw json::other_error::create(501, "unknown input spec kind: " + spec.dump(), &spec);
+}
+
+OutputSpecEntry ParseOutputSpec(const json& spec) {
+  OutputSpecEntry e;
+  e.raw = spec;
+  e.kind = OutputKind::kOther;
+  for (const auto& [key, kind] : OutputKinds()) {
+    if (!spec.contains(key)) continue;
+    e.kind = kind;
+    const json& body = spec.at(key);
+    e.arg = body.at("arg");
+    e.value_name = TensorNameOf(e.arg);
+    if (const char* field = TargetField(kind)) e.target = body.at(field).get<std::string>();
+    return e;
+  }
+  e.arg = spec.begin().value().value("arg", json());
+  e.value_name = TensorNameOf(e.arg);
+  return e;
+}
+
+json InputSpecToJson(const InputSpecEntry& e) {
+  for (const auto& [key, kind] : InputKinds()) {
+    if (kind != e.kind) continue;
+    json body = e.raw.is_object() ? e.raw : json::object();
+    if (kind == InputKind::kConstantInput) {
+      body["name"] = e.value_name;
+      body["value"] = e.arg;
+    } else if (kind == InputKind::kUserInput || kind == InputKind::kToken ||
+               kind == InputKind::kCustomObj) {
+      body["arg"] = e.arg;
+    } else {
+      body["arg"] = json{{"name", e.value_name}};
+    }
+    if (const char* field = TargetField(kind)) body[field] = e.target;
+    if (kind == InputKind::kBuffer && !body.contains("persistent")) body["persistent"] = true;
+    return json{{key, body}};
+  }
+  return json::object();
+}
+
+json OutputSpecToJson(const OutputSpecEntry& e) {
+  for (const auto& [key, kind] : OutputKinds()) {
+    if (kind != e.kind) continue;
+    json body = e.raw.is_object() && e.raw.contains(key) ? e.raw.at(key) : json::object();
+    if (kind == OutputKind::kUserOutput) {
+      body["arg"] = e.arg;
+    } else {
+      body["arg"] = json{{"name", e.value_name}};
+    }
+    if (const char* field = TargetField(kind)) body[field] = e.target;
+    return json{{key, body}};
+  }
+  return e.raw;
+}
+
+}  // namespace
+
+DimSpec DimFromJson(const json& d) {
+  DimSpec dim;
+  if (d.contains("as_int")) {
+    dim.size = d.at("as_int").get<int64_t>();
+  } else if (d.contains("as_expr")) {
+    dim.sym = d.at("as_expr").value("expr_str", "?");
+    const auto& hint = d.at("as_expr").value("hint", json());
+    if (hint.is_object() && hint.contains("as_int")) dim.size = hint.at("as_int").get<int64_t>();
+  } else {
+    dim.sym = d.dump();
+  }
+  return dim;
+}
+
+Program Program::Parse(const std::string& json_text, const std::string& what) {
+  Program p;
+  try {
+    p.document = json::parse(json_text);
+  } catch (const json::exception& e) {
+    throw HarnessError(what + ": the program is not valid JSON: " + e.what());
+  }
+  const json& doc = p.document;
+  try {
+    const auto& v = doc.at("schema_version");
+    p.schema_version = {v.at("major").get<int>(), v.at("minor").get<int>()};
+  } catch (const json::exception& e) {
+    throw HarnessError(what + ": the program has no readable schema_version: " + e.what());
+  }
+  if (p.schema_version.major != kSupportedSchemaMajor) {
+    throw HarnessError(what + ": program schema version " + std::to_string(p.schema_version.major) +
+                       "." + std::to_string(p.schema_version.minor) +
+                       " is not supported; this harness reads major version " +
+                       std::to_string(kSupportedSchemaMajor));
+  }
+  std::string where = "graph";
+  try {
+    const json& gm = doc.at("graph_module");
+    const json& graph = gm.at("graph");
+    for (const auto& a : graph.at("inputs")) p.graph_inputs.push_back(a);
+    for (const auto& a : graph.at("outputs")) p.graph_outputs.push_back(a);
+    for (const auto& [name, meta] : graph.at("tensor_values").items()) {
+      where = "tensor_values['" + name + "']";
+      TensorMeta m;
+      m.dtype = ScalarTypeFromSchema(meta.at("dtype").get<int>(), what + " value '" + name + "'");
+      for (const auto& d : meta.at("sizes")) m.sizes.push_back(DimFromJson(d));
+      for (const auto& d : meta.value("strides", json::array())) m.strides.push_back(DimFromJson(d));
+      if (meta.contains("device")) m.device = meta.at("device").value("type", "cpu");
+      p.tensor_values.emplace(name, std::move(m));
+    }
+    const json& nodes = graph.at("nodes");
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const json& n = nodes[i];
+      where = "node " + std::to_string(i);
+      Node node;
+      node.target = n.at("target").get<std::string>();
+      for (const auto& in : n.at("inputs")) {
+        NamedArgument a;
+        a.name = in.at("name").get<std::string>();
+        a.arg = in.at("arg");
+        a.kind = in.value("kind", json()).is_number() ? in.at("kind").get<int>() : 0;
+        node.inputs.push_back(std::move(a));
+      }
+      for (const auto& out : n.at("outputs")) node.outputs.push_back(out);
+      const json metadata = n.value("metadata", json::object());
+      for (const auto& [k, val] : metadata.items()) {
+        if (val.is_string()) node.metadata[k] = val.get<std::string>();
+      }
+      node.raw = n;
+      for (const char* key : {"target", "inputs", "outputs", "metadata"}) node.raw.erase(key);
+      if (n.contains("name") && n.at("name").is_string()) {
+        node.name = n.at("name").get<std::string>();
+      } else if (!node.outputs.empty()) {
+        const json& o = node.outputs.front();
+        const json& body = o.begin().value();
+        if (body.is_object() && body.contains("name")) node.name = body.at("name").get<std::string>();
+        else if (body.is_object() && body.contains("as_name")) node.name = body.at("as_name").get<std::string>();
+        else if (body.is_array() && !body.empty() && body[0].contains("name")) node.name = body[0].at("name").get<std::string>();
+      }
+      if (node.name.empty()) node.name = "node_" + std::to_string(i);
+      p.nodes.push_back(std::move(node));
+    }
+    where = "signature";
+    const json& sig = gm.at("signature");
+    for (const auto& s : sig.at("input_specs")) p.input_specs.push_back(ParseInputSpec(s));
+    for (const auto& s : sig.at("output_specs")) p.output_specs.push_back(ParseOutputSpec(s));
+    where = "range_constraints";
+    const json ranges = doc.value("range_constraints", json::object());
+    for (const auto& [sym, r] : ranges.items()) {
+      SymRange range;
+      if (r.contains("min_val") && r.at("min_val").is_number()) range.min = r.at("min_val").get<int64_t>();
+      if (r.contains("max_val") && r.at("max_val").is_number()) range.max = r.at("max_val").get<int64_t>();
+      p.range_constraints[sym] = range;
+    }
+  } catch (const json::exception& e) {
+    throw HarnessError(what + ": malformed program at " + where + ": " + e.what());
+  }
+  return p;
+}
+
+std::string Program::ToJson() const {
+  json doc = document;
+  json& gm = doc["graph_module"];
+  json& graph = gm["graph"];
+  graph["inputs"] = graph_inputs;
+  graph["outputs"] = graph_outputs;
+  json nodes_json = json::array();
+  for (const auto& n : nodes) {
+    json j = n.raw.is_object() ? n.raw : json::object();
+    j["target"] = n.target;
+    j["inputs"] = json::array();
+    for (const auto& a : n.inputs) {
+      j["inputs"].push_back(json{{"name", a.name}, {"arg", a.arg}, {"kind", a.kind}});
+    }
+    j["outputs"] = n.outputs;
+    j["metadata"] = n.metadata;
+    nodes_json.push_back(std::move(j));
+  }
+  graph["nodes"] = std::move(nodes_json);
+  json& sig = gm["signature"];
+  sig["input_specs"] = json::array();
+  for (const auto& s : input_specs) sig["input_specs"].push_back(InputSpecToJson(s));
+  sig["output_specs"] = json::array();
+  for (const auto& s : output_specs) sig["output_specs"].push_back(OutputSpecToJson(s));
+  return doc.dump();
+}
+
+ProgramSignature ParseProgramSignature(const std::string& json_text, const std::string& what) {
+  return Program::Parse(json_text, what).Signature();
+}
+
+ProgramSignature Program::Signature() const {
+  ProgramSignature sig;
+  sig.schema_version = schema_version;
+  for (const auto& s : input_specs) {
+    switch (s.kind) {
+      case InputKind::kUserInput: {
+        if (s.value_name.empty()) break;  // non-tensor user inputs are not listed
+        TensorSpec t;
+        t.name = s.value_name;
+        auto it = tensor_values.find(s.value_name);
+        if (it != tensor_values.end()) {
+          t.dtype = it->second.dtype;
+          t.sizes = it->second.sizes;
+        }
+        sig.user_inputs.push_back(std::move(t));
+        break;
+      }
+      case InputKind::kParameter: sig.parameters.push_back(s.target); break;
+      case InputKind::kBuffer: sig.buffers.push_back(s.target); break;
+      case InputKind::kTensorConstant: sig.constants.push_back(s.target); break;
+      default: break;
+    }
+  }
+  for (const auto& s : output_specs) {
+    if (s.kind == OutputKind::kUserOutput) {
+      sig.user_outputs.push_back(!s.value_name.empty() ? s.value_name : s.arg.begin().key());
+    } else if (s.kind == OutputKind::kBufferMutation) {
+      sig.mutated_buffers.push_back(s.target);
+    }
+  }
+  return sig;
+}
+
+}  // namespace aoti

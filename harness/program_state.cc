@@ -1,0 +1,94 @@
+#include "harness/program_state.h"
+
+#include <cstring>
+
+#include <ATen/ops/empty.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/errors.h"
+#include "harness/program.h"
+
+namespace aoti {
+namespace {
+
+using json = nlohmann::json;
+
+std::vector<int64_t> Ints(const json& dims, const std::string& what) {
+  std::vector<int64_t> out;
+  for (const auto& d : dims) {
+    DimSpec dim = DimFromJson(d);
+    if (dim.is_symbolic()) throw HarnessError(what + ": symbolic size '" + dim.sym + "' in a stored tensor");
+    out.push_back(dim.size);
+  }
+  return out;
+}
+
+void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::string& config_name,
+                 std::map<std::string, at::Tensor>& out) {
+  const std::string config_path = dir + config_name;
+  if (!archive.HasRecord(config_path)) return;  // nothing of this kind
+  json config;
+  try {
+    config = json::parse(archive.ReadRecord(config_path)).at("config");
+  } catch (const json::exception& e) {
+    throw HarnessError(archive.path() + ": " + config_path + " is malformed: " + e.what());
+  }
+  std::map<std::string, at::Tensor> storages;  // by path_name: one byte buffer per file
+  for (const auto& [fqn, meta] : config.items()) {
+    const std::string what = archive.path() + ": '" + fqn + "' (" + config_path + ")";
+    try {
+      if (meta.value("use_pickle", false)) {
+        throw HarnessError(what + " is stored pickled (a tensor subclass); the C++ interpreter "
+                           "reads raw tensors only");
+      }
+      const std::string file = dir + meta.at("path_name").get<std::string>();
+      if (!archive.HasRecord(file)) {
+        throw HarnessError(what + ": its data " + file + " is missing from the archive");
+      }
+      auto it = storages.find(file);
+      if (it == storages.end()) {
+        const std::string bytes = archive.ReadRecord(file);
+        at::Tensor storage = at::empty({static_cast<int64_t>(bytes.size())}, at::kByte);
+        if (!bytes.empty()) std::memcpy(storage.data_ptr(), bytes.data(), bytes.size());
+        it = storages.emplace(file, storage).first;
+      }
+      const json& tm = meta.at("tensor_meta");
+      const c10::ScalarType dtype = ScalarTypeFromSchema(tm.at("dtype").get<int>(), what);
+      const auto sizes = Ints(tm.at("sizes"), what);
+      const auto strides = Ints(tm.at("strides"), what);
+      const int64_t offset = DimFromJson(tm.value("storage_offset", json{{"as_int", 0}})).size;
+      const int64_t item = static_cast<int64_t>(c10::elementSize(dtype));
+      int64_t extent = 0;  // elements needed past the offset
+      bool empty = false;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i] == 0) empty = true;
+        extent += (sizes[i] - 1) * strides[i];
+      }
+      const int64_t needed = empty ? 0 : (offset + extent + 1) * item;
+      at::Tensor storage = it->second;
+      if (needed > storage.numel()) {
+        throw HarnessError(what + ": " + file + " holds " + std::to_string(storage.numel()) +
+                           " bytes, the tensor needs " + std::to_string(needed));
+      }
+      at::Tensor typed = storage.numel() % item == 0 && storage.numel() > 0
+                             ? storage.view(dtype)
+                             : at::empty({0}, at::TensorOptions().dtype(dtype));
+      out[fqn] = empty ? at::empty(sizes, at::TensorOptions().dtype(dtype))
+                       : typed.as_strided(sizes, strides, offset);
+    } catch (const json::exception& e) {
+      throw HarnessError(what + ": malformed entry: " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+ProgramState LoadProgramState(const Pt2Archive& archive, const std::string& model) {
+  archive.RequireModel(model);
+  ProgramState state;
+  LoadPayload(archive, "data/weights/", model + "_weights_config.json", state.weights);
+  LoadPayload(archive, "data/constants/", model + "_constants_config.json", state.constants);
+  return state;
+}
+
+}  // namespace aoti

@@ -1,0 +1,22 @@
+"""An MLP with layer norm and GELU in bfloat16 end to end."""
+import torch
+import torch.nn.functional as F
+
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.ln = torch.nn.LayerNorm(32)
+        self.fc2 = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.ln(self.fc1(x))))
+
+
+def make_model():
+    return M().to(torch.bfloat16)
+
+
+def example_inputs():
+    return (torch.randn(4, 16, dtype=torch.bfloat16),)
