@@ -20,7 +20,7 @@ namespace {
 constexpr const char kModelsDir[] = "models/";
 constexpr const char kAotiDir[] = "data/aotinductor/";
 constexpr const char kManifest[] = "extra/aoti_harness/package.json";
-constexpr const char kHarnessDir[] = "extra/aoti_harness/";
+constexpr const char kTensorDir[] = "aoti_harness/";  // manifest "file" paths are relative to it
 
 bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -179,7 +179,7 @@ std::vector<at::Tensor> Pt2Archive::ReadTensors(const std::vector<TensorRecord>&
   std::vector<at::Tensor> out;
   out.reserve(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
-    const std::string entry = kHarnessDir + records[i].file;
+    const std::string entry = kTensorDir + records[i].file;
     out.push_back(ReadRawTensor(records[i], ReadRecord(entry),
                                 path_ + ": " + what + " " + std::to_string(i) + " (" + entry + ")"));
   }

@@ -1,7 +1,8 @@
 // Pt2Archive: read-only access to a .pt2 archive (a zip with one top folder) as the
 // packaging tool writes it: the torch.export program (models/<name>.json, weights), the
 // AOTI-compiled model (data/aotinductor/<name>/), its metadata, and the harness manifest
-// (extra/aoti_harness/package.json) with the flat sample inputs and recorded eager outputs.
+// (extra/aoti_harness/package.json) with the flat sample inputs and recorded eager outputs
+// (raw tensors under aoti_harness/tensors/).
 //
 // Every problem with the file (missing, not a zip, truncated, no such model, no compiled
 // model) is a HarnessError whose message names the file and what was expected.

@@ -6,7 +6,7 @@ The archive holds everything a harness test needs:
   data/sample_inputs/<name>.pt                              upstream's sample inputs
   data/aotinductor/<name>/...                               the AOTI-compiled model
   extra/aoti_harness/package.json                           what was done, and how it went
-  extra/aoti_harness/tensors/{input,eager}_<i>.bin          flat inputs, eager outputs (raw)
+  aoti_harness/tensors/{input,eager,eager_fp64}_<i>.bin     flat inputs, eager outputs (raw)
 
 A compile failure does not fail this tool: the archive then records the failure (type,
 message, compiler output) instead of holding data/aotinductor/, so the test can report it
@@ -36,6 +36,8 @@ import warnings
 
 PACKAGE_FORMAT = "aoti_harness.package/1"
 EXTRA_DIR = "extra/aoti_harness/"
+# Raw tensors live outside extra/: torch.export.load reads every extra/ file as text.
+TENSOR_DIR = "aoti_harness/"
 
 
 class ContractError(Exception):
@@ -148,7 +150,7 @@ def write_archive(out_path, ep, name, aoti_pt2, manifest, tensors, workdir):
                 if not w.has_record(rec):
                     w.write_bytes(rec, r.read_bytes(rec))
         for file_name, data in tensors:
-            w.write_bytes(EXTRA_DIR + file_name, data)
+            w.write_bytes(TENSOR_DIR + file_name, data)
         w.write_string(EXTRA_DIR + "package.json", json.dumps(manifest, indent=1, sort_keys=True))
     shutil.move(tmp_out, out_path)
 

@@ -51,4 +51,4 @@ fi
 "$VENV/bin/python" -c 'import numpy' 2>/dev/null \
   || "$VENV/bin/python" -m pip install -q --disable-pip-version-check numpy \
   || die "pip could not install numpy into $VENV"
-log "ready: bazel $(dpkg-query -W -f="${Version}" bazel-bootstrap 2>/dev/null), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') in $VENV"
+log "ready: bazel $(dpkg-query -W -f='${Version}' bazel-bootstrap 2>/dev/null), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') in $VENV"
