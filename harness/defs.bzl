@@ -25,6 +25,8 @@ def _aoti_package_impl(ctx):
     args.add("--label", str(ctx.label))
     args.add("--seed", str(ctx.attr.seed))
     args.add("--inductor-configs", json.encode(ctx.attr.inductor_configs))
+    for lib in ctx.files.op_libraries:
+        args.add("--load-library", lib)
     if ctx.attr.export_only:
         args.add("--export-only")
     if ctx.attr.strict_export:
@@ -32,7 +34,7 @@ def _aoti_package_impl(ctx):
     ctx.actions.run(
         executable = ctx.file._python,
         arguments = [args],
-        inputs = [ctx.file.model, ctx.file._tool] + ctx.files.data,
+        inputs = [ctx.file.model, ctx.file._tool] + ctx.files.data + ctx.files.op_libraries,
         outputs = [out],
         mnemonic = "AotiPackage",
         progress_message = "AOTI-packaging %s" % ctx.label,
@@ -48,6 +50,7 @@ aoti_package = rule(
     attrs = {
         "model": attr.label(allow_single_file = [".py"], mandatory = True, doc = "Python model file following the model file contract."),
         "data": attr.label_list(allow_files = True, doc = "Files the model file reads."),
+        "op_libraries": attr.label_list(allow_files = [".so"], doc = "Shared libraries of C++ custom operators (TORCH_LIBRARY) to load before the model file."),
         "model_name": attr.string(default = "model", doc = "Model name inside the archive."),
         "inductor_configs": attr.string_dict(doc = "Inductor config patches; values that parse as JSON (true, 1, 0.5) are typed."),
         "export_only": attr.bool(default = False, doc = "Skip the AOTI compile (program + inputs only)."),

@@ -200,6 +200,11 @@ def package(args):
         import torch
         import torch.utils._pytree as pytree
 
+        for lib in args.load_library:
+            try:
+                torch.ops.load_library(lib)
+            except Exception as e:
+                raise ContractError(f"--load-library {lib!r}: cannot load the operator library: {e}") from e
         module = load_model_file(args.model)
         model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed)
         model.eval()
@@ -293,6 +298,8 @@ def main(argv=None):
     p.add_argument("--export-only", action="store_true", help="skip the AOTI compile")
     p.add_argument("--strict-export", action="store_true", help="torch.export with strict=True")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--load-library", action="append", default=[],
+                   help="shared library of custom operators to load before the model file")
     args = p.parse_args(argv)
     if not args.out.endswith(".pt2"):
         p.error(f"--out {args.out!r}: expected a path ending in .pt2")
