@@ -470,18 +470,14 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
         break;
       }
       case InputKind::kParameter:
-      case InputKind::kBuffer: {
-        auto it = state_.weights.find(spec.target);
-        if (it == state_.weights.end()) {
-          throw HarnessError("weight '" + spec.target + "' (input '" + spec.value_name + "') is missing from the archive");
-        }
-        env[spec.value_name] = it->second;
-        break;
-      }
+      case InputKind::kBuffer:
       case InputKind::kTensorConstant: {
-        auto it = state_.constants.find(spec.target);
-        if (it == state_.constants.end()) {
-          throw HarnessError("constant '" + spec.target + "' (input '" + spec.value_name + "') is missing from the archive");
+        const bool is_weight = spec.kind != InputKind::kTensorConstant;
+        const auto& table = is_weight ? state_.weights : state_.constants;
+        auto it = table.find(spec.target);
+        if (it == table.end()) {
+          throw HarnessError(std::string(is_weight ? "weight '" : "constant '") + spec.target + "' (input '" +
+                             spec.value_name + "') is missing from the archive");
         }
         env[spec.value_name] = it->second;
         break;

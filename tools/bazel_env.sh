@@ -6,7 +6,7 @@ AOTI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$AOTI_ROOT/tools/setup.sh"
 AOTI_BAZEL_DISK_CACHE="${AOTI_BAZEL_DISK_CACHE:-$HOME/.cache/aoti_harness/bazel-disk}"
 mkdir -p "$AOTI_BAZEL_DISK_CACHE"
-export AOTI_PYTHON="${AOTI_PYTHON:-$AOTI_ROOT/.venv/bin/python}"
+export AOTI_PYTHON="${AOTI_PYTHON:-${AOTI_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/venv}/bin/python}"
 
 # bazel_cmd COMMAND [ARGS...]: bazel COMMAND with the shared disk cache.
 bazel_cmd() {

@@ -9,19 +9,22 @@ its WORKSPACE after declaring `local_repository(name = "aoti_harness", ...)`.
 - `@system_libs`: GoogleTest, GoogleMock, gflags, glog and nlohmann-json from Debian.
 """
 
-_SETUP_HINT = "Run `bash tools/setup.sh` in the aoti_harness checkout (it creates .venv with torch==2.13.0), or point AOTI_PYTHON at a Python that has torch."
+_SETUP_HINT = "Run `bash tools/setup.sh` in the aoti_harness checkout (it creates ~/.cache/aoti_harness/venv with torch==2.13.0), or point AOTI_PYTHON at a Python that has torch."
 
 def _candidate_pythons(rctx):
     env = rctx.os.environ.get("AOTI_PYTHON", "")
     if env:
         return [env], "AOTI_PYTHON"
     cands = []
+    home = rctx.os.environ.get("HOME", "")
+    cache = rctx.os.environ.get("XDG_CACHE_HOME", home + "/.cache")
+    cands.append(cache + "/aoti_harness/venv/bin/python")
     for label in [Label("@//:WORKSPACE"), Label("//:WORKSPACE")]:
         root = str(rctx.path(label).dirname)
         p = root + "/.venv/bin/python"
         if p not in cands:
             cands.append(p)
-    return cands, ".venv of the workspace"
+    return cands, "the set-up's virtualenv or a .venv in the workspace"
 
 _PROBE = """
 import json, os, sys
@@ -100,7 +103,7 @@ filegroup(
 
 torch_repository = repository_rule(
     implementation = _torch_repository_impl,
-    environ = ["AOTI_PYTHON"],
+    environ = ["AOTI_PYTHON", "HOME", "XDG_CACHE_HOME"],
     local = True,
     doc = "libtorch and the Python interpreter from the project's torch install.",
 )

@@ -4,12 +4,14 @@
 # Idempotent and quick when everything is present: it checks before it installs.
 #   - Debian packages: Bazel 4.2.3 (bazel-bootstrap) and its offline rule sets,
 #     GoogleTest/GoogleMock, gflags, glog, nlohmann-json.
-#   - A project virtualenv at $AOTI_VENV (default: <repo>/.venv) with torch==2.13.0.
+#   - A virtualenv at $AOTI_VENV (default: ~/.cache/aoti_harness/venv) with torch==2.13.0.
+#     It lives outside the checkout so that every clone shares it, and Bazel's disk cache
+#     (keyed on the interpreter's path) stays warm across clones.
 # Exits non-zero with a message naming what is missing when it cannot install.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="${AOTI_VENV:-$REPO/.venv}"
+VENV="${AOTI_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/venv}"
 TORCH_VERSION="2.13.0"
 APT_PACKAGES=(bazel-bootstrap bazel-platforms bazel-rules-java libgtest-dev libgmock-dev
               libgflags-dev libgoogle-glog-dev nlohmann-json3-dev zip unzip)
