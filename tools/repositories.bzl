@@ -90,7 +90,6 @@ cc_library(
         "-ltorch",
         "-ltorch_cpu",
         "-lc10",
-        "-Wl,--as-needed",
     ],
     srcs = ["lib/libtorch.so", "lib/libtorch_cpu.so", "lib/libc10.so"],
 )

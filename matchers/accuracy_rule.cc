@@ -1,0 +1,185 @@
+#include "matchers/accuracy_rule.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/abs.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/argmax.h>
+#include <ATen/ops/isclose.h>
+#include <ATen/ops/isnan.h>
+#include <ATen/ops/where.h>
+
+namespace aoti {
+namespace {
+
+bool IsLowPrecision(c10::ScalarType t) {
+  return t == c10::ScalarType::Half || t == c10::ScalarType::BFloat16;
+}
+
+std::vector<int64_t> Unravel(int64_t flat, at::IntArrayRef sizes) {
+  std::vector<int64_t> index(sizes.size());
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    index[d] = sizes[d] ? flat % sizes[d] : 0;
+    flat = sizes[d] ? flat / sizes[d] : 0;
+  }
+  return index;
+}
+
+double Rmse(const at::Tensor& fp64, const at::Tensor& t) {
+  return (fp64 - t.to(at::kDouble)).pow(2).mean().sqrt().item<double>();
+}
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+// Fill the element-wise statistics: mismatches at (rtol, atol), greatest differences.
+void Stats(const at::Tensor& compiled, const at::Tensor& eager, const at::Tensor& fp64,
+           TensorComparison* c) {
+  c->numel = eager.numel();
+  if (c->numel == 0) return;
+  const at::Tensor got = compiled.to(at::kDouble).reshape(-1);
+  const at::Tensor ref = eager.to(at::kDouble).reshape(-1);
+  c->mismatched = c->numel - at::isclose(got, ref, c->rtol, c->atol, /*equal_nan=*/true).sum().item<int64_t>();
+  // NaN in one but not the other counts as an infinite difference.
+  at::Tensor diff = (got - ref).abs();
+  const at::Tensor nan_mismatch = at::isnan(got) != at::isnan(ref);
+  diff = at::where(nan_mismatch, std::numeric_limits<double>::infinity(), at::where(at::isnan(diff), 0.0, diff));
+  const int64_t abs_at = diff.argmax().item<int64_t>();
+  c->max_abs_diff = diff[abs_at].item<double>();
+  c->max_abs_index = Unravel(abs_at, eager.sizes());
+  at::Tensor rel = diff / ref.abs();
+  rel = at::where(at::isnan(rel), 0.0, rel);
+  const int64_t rel_at = rel.argmax().item<int64_t>();
+  c->max_rel_diff = rel[rel_at].item<double>();
+  c->max_rel_index = Unravel(rel_at, eager.sizes());
+  c->got = got[abs_at].item<double>();
+  c->eager = ref[abs_at].item<double>();
+  if (c->has_fp64) c->fp64 = fp64.reshape(-1)[abs_at].item<double>();
+}
+
+}  // namespace
+
+std::pair<double, double> AssertCloseTolerances(c10::ScalarType dtype) {
+  switch (dtype) {
+    case c10::ScalarType::Half: return {1e-3, 1e-5};
+    case c10::ScalarType::BFloat16: return {1.6e-2, 1e-5};
+    case c10::ScalarType::Float: return {1.3e-6, 1e-5};
+    case c10::ScalarType::Double: return {1e-7, 1e-7};
+    case c10::ScalarType::ComplexFloat: return {1.3e-6, 1e-5};
+    case c10::ScalarType::ComplexDouble: return {1e-7, 1e-7};
+    default: return {0.0, 0.0};  // integers and bool: exact
+  }
+}
+
+TensorComparison CompareElements(const at::Tensor& actual, const at::Tensor& expected,
+                                 const at::Tensor& fp64, double rtol, double atol) {
+  TensorComparison c;
+  c.has_fp64 = fp64.defined() && fp64.scalar_type() == at::kDouble;
+  c.rtol = rtol;
+  c.atol = atol;
+  if (actual.scalar_type() != expected.scalar_type()) {
+    c.reason = std::string("dtype mismatch: got ") + c10::toString(actual.scalar_type()) +
+               ", expected " + c10::toString(expected.scalar_type());
+    return c;
+  }
+  if (actual.sizes() != expected.sizes()) {
+    std::ostringstream os;
+    os << "shape mismatch: got " << actual.sizes() << ", expected " << expected.sizes();
+    c.reason = os.str();
+    return c;
+  }
+  Stats(actual, expected, c.has_fp64 ? fp64 : at::Tensor(), &c);
+  return c;
+}
+
+TensorComparison CompareOutputs(const at::Tensor& compiled, const at::Tensor& eager,
+                                const at::Tensor& fp64, const AccuracyOptions& options) {
+  const bool floating = c10::isFloatingType(eager.scalar_type()) || c10::isComplexType(eager.scalar_type());
+  double rtol = floating ? options.tol : 0.0, atol = rtol;
+  if (options.mode == AccuracyMode::kAssertClose) std::tie(rtol, atol) = AssertCloseTolerances(eager.scalar_type());
+  TensorComparison c = CompareElements(compiled, eager, fp64, rtol, atol);
+  if (!c.reason.empty()) return c;  // dtype or shape mismatch
+  if (!floating) {
+    if (options.ignore_non_fp) {
+      c.pass = true;
+      c.reason = "non-floating output ignored";
+    } else {
+      c.pass = c.mismatched == 0;
+      c.reason = c.pass ? "exactly equal" : "non-floating output differs (compared exactly)";
+    }
+    return c;
+  }
+  if (c.mismatched == 0) {
+    c.pass = true;
+    c.reason = "allclose";
+    return c;
+  }
+  if (options.mode != AccuracyMode::kFp64Rmse) {
+    c.reason = options.mode == AccuracyMode::kStrict ? "not allclose (strict mode)"
+                                                     : "not close (assert_close tolerances)";
+    return c;
+  }
+  if (!c.has_fp64) {
+    c.reason = "not allclose, and no float64 reference to judge by";
+    return c;
+  }
+  const double loose = 4e-2;
+  if (!at::isnan(fp64).any().item<bool>() && !at::isnan(compiled).any().item<bool>() &&
+      at::isnan(eager).any().item<bool>() &&
+      at::allclose(fp64.to(compiled.scalar_type()), compiled, loose, loose, true)) {
+    c.pass = true;
+    c.reason = "eager has NaNs, compiled matches float64";
+    return c;
+  }
+  c.rmse_eager = Rmse(fp64, eager);
+  c.rmse_compiled = Rmse(fp64, compiled);
+  c.multiplier = IsLowPrecision(compiled.scalar_type()) ? 3.0 : 2.0;
+  const auto sizes = eager.sizes();
+  if (fp64.numel() < 1000 || (sizes.size() == 4 && sizes[2] == 1 && sizes[3] == 1) ||
+      options.tol >= 2e-2) {
+    c.multiplier = 3.0;
+  }
+  c.bound = c.multiplier * c.rmse_eager + options.tol / 10.0;
+  c.pass = c.rmse_compiled <= c.bound;
+  if (!c.pass && std::isnan(c.rmse_eager) && std::isnan(c.rmse_compiled)) c.pass = true;
+  c.reason = c.pass ? "within the float64 RMSE bound" : "RMSE against float64 exceeds the bound";
+  return c;
+}
+
+std::string FormatIndex(const std::vector<int64_t>& index) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < index.size(); ++i) os << (i ? ", " : "") << index[i];
+  os << ")";
+  return os.str();
+}
+
+std::string DescribeComparison(const TensorComparison& c, const AccuracyOptions& options) {
+  std::ostringstream os;
+  os << c.reason;
+  if (c.numel == 0) return os.str();
+  char pct[32];
+  std::snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * c.mismatched / c.numel);
+  os << "\n  Mismatched elements: " << c.mismatched << " / " << c.numel << " (" << pct << ")";
+  os << "\n  Greatest absolute difference: " << Num(c.max_abs_diff) << " at index "
+     << FormatIndex(c.max_abs_index) << " (up to " << Num(c.atol) << " allowed)";
+  os << "\n  Greatest relative difference: " << Num(c.max_rel_diff) << " at index "
+     << FormatIndex(c.max_rel_index) << " (up to " << Num(c.rtol) << " allowed)";
+  os << "\n  At index " << FormatIndex(c.max_abs_index) << ": compiled " << Num(c.got) << ", eager "
+     << Num(c.eager);
+  if (c.has_fp64) os << ", fp64 " << Num(c.fp64);
+  if (c.multiplier > 0) {
+    os << "\n  RMSE(compiled, fp64) = " << Num(c.rmse_compiled)
+       << (c.pass ? " <= " : " > ") << "bound " << Num(c.bound) << " = " << Num(c.multiplier)
+       << " * RMSE(eager, fp64) " << Num(c.rmse_eager) << " + tol/10 " << Num(options.tol / 10.0);
+  }
+  return os.str();
+}
+
+}  // namespace aoti

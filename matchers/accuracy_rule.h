@@ -1,0 +1,77 @@
+// AccuracyRule: is a compiled output close enough to eager? The default is the rule
+// PyTorch's accuracy minifier uses (same() in torch/_dynamo/utils.py, as called by
+// same_two_models with equal_nan), so verdicts agree with upstream:
+//
+//   1. dtypes (and shapes) must match;
+//   2. pass when allclose(eager, compiled, atol = rtol = tol) (NaNs equal);
+//   3. otherwise, with a float64 reference, pass when
+//        RMSE(compiled, fp64) <= multiplier * RMSE(eager, fp64) + tol / 10,
+//      multiplier 2.0, or 3.0 for fp16/bf16 results, for numel < 1000, for 4-D tensors
+//      whose last two dims are 1, and when tol >= 0.02;
+//      also pass when only eager has NaNs and compiled is allclose(fp64, 0.04);
+//   4. bool and integer outputs are compared exactly (or ignored with ignore_non_fp).
+//
+// Strict mode is allclose only. kAssertClose uses torch.testing.assert_close's
+// per-dtype defaults (rtol, atol) instead of tol.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace aoti {
+
+enum class AccuracyMode {
+  kFp64Rmse,     // upstream's accuracy rule (default)
+  kStrict,       // allclose(eager, compiled, tol, tol) only
+  kAssertClose,  // torch.testing.assert_close defaults per dtype
+};
+
+struct AccuracyOptions {
+  AccuracyMode mode = AccuracyMode::kFp64Rmse;
+  double tol = 1e-3;            // upstream's repro_tolerance
+  bool ignore_non_fp = false;   // skip bool/integer outputs
+};
+
+// AssertCloseTolerances: torch.testing.assert_close's default (rtol, atol) for a dtype.
+std::pair<double, double> AssertCloseTolerances(c10::ScalarType dtype);
+
+// TensorComparison: the verdict on one output, with what a person needs to act on it.
+struct TensorComparison {
+  bool pass = false;
+  std::string reason;         // why it passed or failed, one phrase
+  int64_t numel = 0;
+  int64_t mismatched = 0;     // elements outside allclose(rtol, atol)
+  double rtol = 0, atol = 0;  // the element-wise tolerances used for counting
+  double max_abs_diff = 0;
+  std::vector<int64_t> max_abs_index;
+  double max_rel_diff = 0;
+  std::vector<int64_t> max_rel_index;
+  double got = 0, eager = 0, fp64 = 0;  // at max_abs_index
+  bool has_fp64 = false;
+  double rmse_compiled = 0, rmse_eager = 0;  // against fp64
+  double multiplier = 0, bound = 0;          // RMSE bound = multiplier * rmse_eager + tol/10
+};
+
+// CompareElements: dtype and shape checks, then element-wise statistics at (rtol, atol)
+// against `expected` (NaNs equal). `reason` is set only when dtype or shape differ;
+// pass is left false for the caller to decide.
+TensorComparison CompareElements(const at::Tensor& actual, const at::Tensor& expected,
+                                 const at::Tensor& fp64, double rtol, double atol);
+
+// CompareOutputs applies the rule to one output: compiled vs eager, with an optional
+// float64 reference (pass an undefined tensor when there is none).
+TensorComparison CompareOutputs(const at::Tensor& compiled, const at::Tensor& eager,
+                                const at::Tensor& fp64, const AccuracyOptions& options);
+
+// DescribeComparison: the multi-line explanation of a failed (or passed) comparison:
+// mismatched elements, greatest absolute and relative differences with their indices,
+// got / eager / fp64 at the worst element, and the RMSEs with their bound.
+std::string DescribeComparison(const TensorComparison& c, const AccuracyOptions& options);
+
+// FormatIndex: "(2, 3)" for a multi-dimensional index.
+std::string FormatIndex(const std::vector<int64_t>& index);
+
+}  // namespace aoti
