@@ -61,15 +61,25 @@ aoti_package = rule(
     },
 )
 
-def aoti_model_test(name, package, srcs = None, deps = [], args = [], data = [], **kwargs):
-    """A cc_test that receives the package path as --aoti_package=<runfiles path>."""
+def aoti_model_test(name, package, srcs = None, deps = [], args = [], data = [], op_libraries = [], **kwargs):
+    """A cc_test of an aoti_package: gets --aoti_package=<path> and the isolated runner.
+
+    With no srcs it runs the harness' generic test: EXPECT_AOTI_MATCHES_EAGER on the
+    package's sample inputs. op_libraries: shared libraries of custom operators the
+    compiled model calls (loaded into the runner child process).
+    """
+    lib_args = ["--aoti_op_libraries=" + ",".join(["$(rootpath %s)" % lib for lib in op_libraries])] if op_libraries else []
     native.cc_test(
         name = name,
         srcs = srcs or [],
         deps = deps + [
             Label("//harness:model_test_main"),
+            Label("//matchers:aoti_matches_eager"),
         ] + ([] if srcs else [Label("//harness:generic_model_test")]),
-        data = data + [package],
-        args = args + ["--aoti_package=$(rootpath %s)" % package],
+        data = data + op_libraries + [package, Label("//harness:aoti_runner")],
+        args = args + [
+            "--aoti_package=$(rootpath %s)" % package,
+            "--aoti_runner=$(rootpath %s)" % Label("//harness:aoti_runner"),
+        ] + lib_args,
         **kwargs
     )

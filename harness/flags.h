@@ -1,7 +1,16 @@
-// Flags shared by harness test binaries; defined in model_test_main.cc.
+// The harness' command-line flags (gflags, prefixed --aoti_). Defaults come from the
+// environment where PyTorch users already have a name for the setting.
 #pragma once
 
 #include <gflags/gflags.h>
 
-DECLARE_string(aoti_package);
-DECLARE_string(aoti_model_name);
+DECLARE_string(aoti_package);         // the .pt2 under test (set by aoti_model_test)
+DECLARE_string(aoti_model_name);      // model name inside the archive
+DECLARE_double(aoti_tolerance);       // tol of the accuracy rule (upstream repro_tolerance)
+DECLARE_string(aoti_accuracy);        // fp64 | strict | assert_close
+DECLARE_bool(aoti_ignore_non_fp);     // skip bool/integer outputs
+DECLARE_string(aoti_isolation);       // child | in_process
+DECLARE_double(aoti_timeout_s);       // per compiled run, in the child
+DECLARE_string(aoti_runner);          // path of the aoti_runner binary
+DECLARE_string(aoti_op_libraries);    // comma-separated custom-op libraries for the child
+DECLARE_bool(aoti_runtime_check_inputs);  // AOTI_RUNTIME_CHECK_INPUTS=1 for compiled runs

@@ -4,8 +4,7 @@
 #include <glog/logging.h>
 #include <gtest/gtest.h>
 
-DEFINE_string(aoti_package, "", "Path to the .pt2 archive under test (set by aoti_model_test).");
-DEFINE_string(aoti_model_name, "model", "Model name inside the archive.");
+#include "harness/flags.h"
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);

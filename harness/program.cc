@@ -138,6 +138,12 @@ DimSpec DimFromJson(const json& d) {
     dim.size = d.at("as_int").get<int64_t>();
   } else if (d.contains("as_expr")) {
     dim.sym = d.at("as_expr").value("expr_str", "?");
+    // A plain symbol is serialized as sympy's srepr: "Symbol('s77', positive=True, integer=True)".
+    const std::string prefix = "Symbol('";
+    if (dim.sym.compare(0, prefix.size(), prefix) == 0) {
+      const size_t end = dim.sym.find('\'', prefix.size());
+      if (end != std::string::npos) dim.sym = dim.sym.substr(prefix.size(), end - prefix.size());
+    }
     const auto& hint = d.at("as_expr").value("hint", json());
     if (hint.is_object() && hint.contains("as_int")) dim.size = hint.at("as_int").get<int64_t>();
   } else {

@@ -1,0 +1,81 @@
+// aoti_runner: the child process of CompiledRunner. Loads a package's AOTI-compiled
+// model, runs it on a tensor bundle, writes the outputs as a tensor bundle, and writes
+// result.json {"status": ..., "message": ...}. A crash in the model kills only this
+// process; the parent reads the signal from its exit status.
+//
+//   aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]...
+#include <dlfcn.h>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/compiled_model.h"
+#include "harness/errors.h"
+#include "harness/pt2_archive.h"
+#include "harness/tensor_bundle.h"
+
+namespace {
+
+int Usage(const std::string& problem) {
+  std::cerr << "aoti_runner: " << problem
+            << "\nusage: aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]...\n";
+  return 64;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string package, model = "model", inputs, outputs;
+  std::vector<std::string> libraries;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return Usage("missing value after " + arg);
+    const std::string value = argv[++i];
+    if (arg == "--package") package = value;
+    else if (arg == "--model") model = value;
+    else if (arg == "--inputs") inputs = value;
+    else if (arg == "--outputs") outputs = value;
+    else if (arg == "--op_library") libraries.push_back(value);
+    else return Usage("unknown argument " + arg);
+  }
+  if (package.empty() || inputs.empty() || outputs.empty()) return Usage("--package, --inputs and --outputs are required");
+  nlohmann::json result;
+  auto finish = [&](const std::string& status, const std::string& message) {
+    result["status"] = status;
+    result["message"] = message;
+    try {
+      aoti::WriteTextFile(outputs + "/result.json", result.dump());
+    } catch (const std::exception& e) {
+      std::cerr << "aoti_runner: " << e.what() << "\n";
+      return 70;
+    }
+    return status == "ok" ? 0 : 2;
+  };
+  for (const auto& lib : libraries) {
+    if (::dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      return finish("harness_error", "cannot load operator library " + lib + ": " + ::dlerror());
+    }
+  }
+  try {
+    auto archive = aoti::Pt2Archive::Open(package);
+    auto compiled = aoti::CompiledModel::Load(*archive, model);
+    const auto in = aoti::ReadTensorBundle(inputs);
+    const auto out = compiled->Run(in);
+    aoti::WriteTensorBundle(outputs, out);
+    return finish("ok", "");
+  } catch (const aoti::AotiCompileError& e) {
+    return finish("compile_error", e.what());
+  } catch (const aoti::AotiLoadError& e) {
+    return finish("load_error", e.what());
+  } catch (const aoti::AotiRunError& e) {
+    return finish("runtime_error", e.what());
+  } catch (const aoti::HarnessError& e) {
+    return finish("harness_error", e.what());
+  } catch (const std::exception& e) {
+    return finish("runtime_error", std::string("uncaught exception: ") + e.what());
+  }
+}

@@ -1,0 +1,73 @@
+#include "harness/failing_case.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/errors.h"
+#include "harness/tensor_bundle.h"
+#include "harness/temp_dir.h"
+
+namespace aoti {
+namespace {
+
+std::mutex& Mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::vector<FailingCase>& Cases() {
+  static auto* cases = new std::vector<FailingCase>();
+  return *cases;
+}
+
+}  // namespace
+
+std::string CurrentTestName() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return info ? std::string(info->test_suite_name()) + "." + info->name() : "unknown";
+}
+
+void RecordFailingCase(FailingCase c) {
+  const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+  if (outputs && *outputs) {
+    std::string name = c.test_name;
+    for (auto& ch : name) {
+      if (ch == '/') ch = '_';
+    }
+    const std::string dir = std::string(outputs) + "/aoti/" + name;
+    try {
+      MakeDirs(dir + "/inputs");
+      WriteTensorBundle(dir + "/inputs", c.inputs);
+      nlohmann::json j = {
+          {"format", "aoti_harness.case/1"},
+          {"test", c.test_name},
+          {"package", c.package},
+          {"model", c.model},
+          {"failure_class", c.failure_class},
+          {"message", c.message},
+          {"accuracy", {{"mode", c.accuracy_mode}, {"tolerance", c.tolerance}}},
+          {"inductor_configs", nlohmann::json::parse(c.inductor_configs_json)},
+          {"inputs", "inputs"},
+      };
+      WriteTextFile(dir + "/case.json", j.dump(1));
+      c.directory = dir;
+    } catch (const std::exception& e) {
+      std::cerr << "aoti_harness: could not write the failing case to " << dir << ": " << e.what() << "\n";
+    }
+  }
+  std::lock_guard<std::mutex> lock(Mutex());
+  Cases().push_back(std::move(c));
+}
+
+std::vector<FailingCase> TakeFailingCases() {
+  std::lock_guard<std::mutex> lock(Mutex());
+  std::vector<FailingCase> out;
+  out.swap(Cases());
+  return out;
+}
+
+}  // namespace aoti

@@ -1,0 +1,37 @@
+// FailingCase: what a failed AOTI check leaves for the listener and the reducer: the
+// program archive, the inputs, the options and the observed outcome. Each is written to
+// $TEST_UNDECLARED_OUTPUTS_DIR/aoti/<Suite.Test>/ (case.json + inputs/) when Bazel runs
+// the test, so CI uploads it, and kept in memory for this process' listener.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace aoti {
+
+struct FailingCase {
+  std::string test_name;        // Suite.Test
+  std::string package;          // absolute path of the .pt2
+  std::string model = "model";
+  std::string failure_class;    // preflight, compile error, load error, runtime error, signal, timeout, accuracy
+  std::string message;
+  std::string accuracy_mode;    // fp64 | strict | assert_close
+  double tolerance = 1e-3;
+  std::string inductor_configs_json = "{}";
+  std::vector<at::Tensor> inputs;
+  std::string directory;        // where it was written, if it was
+};
+
+// RecordFailingCase keeps the case and, under Bazel, writes it out. Never throws: a
+// problem writing the case is reported on stderr.
+void RecordFailingCase(FailingCase c);
+
+// TakeFailingCases returns and forgets the cases recorded so far.
+std::vector<FailingCase> TakeFailingCases();
+
+// CurrentTestName: "Suite.Test" of the running gtest test, or "unknown".
+std::string CurrentTestName();
+
+}  // namespace aoti

@@ -1,0 +1,36 @@
+#include "harness/flags.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+std::string EnvOr(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+// The default timeout: half of Bazel's TEST_TIMEOUT when set (so the harness can report
+// a hang before Bazel kills the whole test), else 300 s.
+double DefaultTimeout() {
+  const char* t = std::getenv("TEST_TIMEOUT");
+  const double bazel = t && *t ? std::atof(t) : 0;
+  return bazel > 0 ? bazel / 2 : 300;
+}
+
+}  // namespace
+
+DEFINE_string(aoti_package, "", "Path to the .pt2 archive under test (set by aoti_model_test).");
+DEFINE_string(aoti_model_name, "model", "Model name inside the archive.");
+DEFINE_double(aoti_tolerance, 1e-3, "tol of the accuracy rule, as PyTorch's repro_tolerance (default 1e-3).");
+DEFINE_string(aoti_accuracy, EnvOr("AOTI_ACCURACY", "fp64").c_str(),
+              "Accuracy rule: fp64 (upstream's fp64-RMSE rule), strict (allclose only), "
+              "assert_close (torch.testing.assert_close defaults per dtype). Env: AOTI_ACCURACY.");
+DEFINE_bool(aoti_ignore_non_fp, false, "Do not compare bool and integer outputs.");
+DEFINE_string(aoti_isolation, "child", "Run the compiled model in a child process (child) or in the test process (in_process).");
+DEFINE_double(aoti_timeout_s, DefaultTimeout(), "Timeout for one compiled run in the child process, in seconds.");
+DEFINE_string(aoti_runner, "", "Path of the aoti_runner binary (default: found in the test's runfiles).");
+DEFINE_string(aoti_op_libraries, "", "Comma-separated shared libraries of custom operators the compiled model calls.");
+DEFINE_bool(aoti_runtime_check_inputs, EnvOr("AOTI_RUNTIME_CHECK_INPUTS", "0") == std::string("1"),
+            "Set AOTI_RUNTIME_CHECK_INPUTS=1 for compiled runs (the generated code checks its inputs). "
+            "Env: AOTI_RUNTIME_CHECK_INPUTS.");

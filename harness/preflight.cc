@@ -1,0 +1,217 @@
+#include "harness/preflight.h"
+
+#include <sys/utsname.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <c10/core/DeviceType.h>
+#include <ATen/Context.h>
+
+#include "harness/tensor_io.h"
+
+namespace aoti {
+namespace {
+
+std::string Join(const std::vector<int64_t>& v) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << "]";
+  return os.str();
+}
+
+std::string DescribeSpec(const std::vector<DimSpec>& dims) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    os << (i ? ", " : "");
+    if (dims[i].is_symbolic()) os << dims[i].sym;
+    else os << dims[i].size;
+  }
+  os << "]";
+  return os.str();
+}
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+HostInfo DetectHost() {
+  HostInfo h;
+  struct utsname u {};
+  if (::uname(&u) == 0) {
+    h.platform = Lower(u.sysname);
+    h.machine = u.machine;
+  }
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      std::string w;
+      while (words >> w) h.cpu_flags.insert(w);
+      break;
+    }
+  }
+  h.has_cuda = at::hasCUDA();
+  return h;
+}
+
+std::set<std::string> RequiredCpuFlags(const std::string& isa, std::vector<std::string>* unknown) {
+  static const std::map<std::string, std::vector<std::string>> kFlags = {
+      {"AVX512", {"avx512f", "avx512dq", "avx512vl", "avx512bw", "fma"}},
+      {"AVX512_VNNI", {"avx512_vnni", "avx512vl"}},
+      {"AMX_TILE", {"amx_tile", "amx_bf16", "amx_int8"}},
+      {"AVX2", {"avx2", "fma", "f16c"}},
+      {"ASIMD", {"asimd"}},
+      {"NEON", {"asimd"}},
+      {"SVE", {"sve"}},
+  };
+  std::set<std::string> flags;
+  std::istringstream words(isa);
+  std::string w;
+  while (words >> w) {
+    std::string key = w;
+    for (auto& c : key) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (key.rfind("SVE", 0) == 0) key = "SVE";  // SVE256, SVE128
+    auto it = kFlags.find(key);
+    if (it == kFlags.end()) {
+      if (unknown) unknown->push_back(w);
+      continue;
+    }
+    flags.insert(it->second.begin(), it->second.end());
+  }
+  return flags;
+}
+
+std::vector<std::string> CheckPackageAgainstHost(const std::map<std::string, std::string>& metadata,
+                                                 const HostInfo& host) {
+  std::vector<std::string> problems;
+  auto get = [&](const char* key) {
+    auto it = metadata.find(key);
+    return it == metadata.end() ? std::string() : it->second;
+  };
+  const std::string device = get("AOTI_DEVICE_KEY");
+  if (device.empty()) {
+    problems.push_back("the package's AOTI metadata has no AOTI_DEVICE_KEY; expected the compile device (cpu, cuda, ...)");
+  } else if (device == "cuda" && !host.has_cuda) {
+    problems.push_back("device: the package was compiled for cuda, and this host has no CUDA device "
+                       "(the load device must be the compile device; only the index may differ)");
+  } else if (device != "cpu" && device != "cuda") {
+    problems.push_back("device: the package was compiled for '" + device + "', which this harness cannot run");
+  }
+  const std::string platform = get("AOTI_PLATFORM"), machine = get("AOTI_MACHINE");
+  if (!platform.empty() && Lower(platform) != host.platform) {
+    problems.push_back("platform: the package was compiled for " + platform + ", this host is " + host.platform);
+  }
+  if (!machine.empty() && !host.machine.empty() && machine != host.machine) {
+    problems.push_back("machine: the package was compiled for " + machine + ", this host is " + host.machine);
+  }
+  const std::string isa = get("AOTI_CPU_ISA");
+  if (device == "cpu" && !isa.empty() && !host.cpu_flags.empty()) {
+    std::vector<std::string> unknown;
+    std::string missing;
+    for (const auto& flag : RequiredCpuFlags(isa, &unknown)) {
+      if (!host.cpu_flags.count(flag)) missing += (missing.empty() ? "" : " ") + flag;
+    }
+    if (!missing.empty()) {
+      problems.push_back("CPU ISA: the package's kernels were compiled for " + isa +
+                         ", and this CPU lacks " + missing +
+                         " (running it would die of SIGILL); rebuild the package on this host's ISA");
+    }
+  }
+  return problems;
+}
+
+std::vector<std::string> CheckInputs(const Program& program, const std::vector<at::Tensor>& inputs,
+                                     const std::string& device) {
+  std::vector<std::string> problems;
+  std::vector<const InputSpecEntry*> specs;
+  for (const auto& s : program.input_specs) {
+    if (s.kind == InputKind::kUserInput && !s.value_name.empty()) specs.push_back(&s);
+  }
+  if (specs.size() != inputs.size()) {
+    problems.push_back("inputs: the program takes " + std::to_string(specs.size()) + " tensor inputs, " +
+                       std::to_string(inputs.size()) + " were given");
+    return problems;
+  }
+  std::map<std::string, std::pair<int64_t, std::string>> bound;  // symbol -> (value, where)
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string& name = specs[i]->value_name;
+    const at::Tensor& t = inputs[i];
+    const std::string who = "input " + std::to_string(i) + " '" + name + "'";
+    auto meta_it = program.tensor_values.find(name);
+    if (meta_it == program.tensor_values.end()) continue;
+    const TensorMeta& meta = meta_it->second;
+    if (!t.defined()) {
+      problems.push_back(who + ": is an undefined tensor");
+      continue;
+    }
+    const std::string given_device = c10::DeviceTypeName(t.device().type(), /*lower_case=*/true);
+    if (given_device != device) {
+      problems.push_back(who + ": is on " + t.device().str() + ", expected " + device + " (the package's device)");
+    }
+    if (t.scalar_type() != meta.dtype) {
+      problems.push_back(who + ": has dtype " + ScalarTypeName(t.scalar_type()) + ", expected " +
+                         ScalarTypeName(meta.dtype));
+    }
+    if (static_cast<size_t>(t.dim()) != meta.sizes.size()) {
+      problems.push_back(who + ": has shape " + Join(t.sizes().vec()) + " (" + std::to_string(t.dim()) +
+                         "-D), expected " + DescribeSpec(meta.sizes) + " (" + std::to_string(meta.sizes.size()) + "-D)");
+      continue;
+    }
+    bool shape_ok = true;
+    for (size_t d = 0; d < meta.sizes.size(); ++d) {
+      const DimSpec& spec = meta.sizes[d];
+      const int64_t got = t.size(static_cast<int64_t>(d));
+      if (!spec.is_symbolic()) {
+        if (got != spec.size) {
+          problems.push_back(who + ": has shape " + Join(t.sizes().vec()) + ", expected " + DescribeSpec(meta.sizes) +
+                             " (dim " + std::to_string(d) + " is " + std::to_string(got) + ", expected " +
+                             std::to_string(spec.size) + ")");
+          shape_ok = false;
+        }
+        continue;
+      }
+      auto range = program.range_constraints.find(spec.sym);
+      if (range != program.range_constraints.end() && (got < range->second.min || got > range->second.max)) {
+        problems.push_back(who + ": dim " + std::to_string(d) + " (" + spec.sym + ") is " + std::to_string(got) +
+                           ", outside the exported range [" + std::to_string(range->second.min) + ", " +
+                           std::to_string(range->second.max) + "]");
+        shape_ok = false;
+      }
+      auto b = bound.find(spec.sym);
+      if (b == bound.end()) {
+        bound[spec.sym] = {got, who + " dim " + std::to_string(d)};
+      } else if (b->second.first != got) {
+        problems.push_back(who + ": dim " + std::to_string(d) + " (" + spec.sym + ") is " + std::to_string(got) +
+                           ", but " + b->second.second + " binds " + spec.sym + " = " + std::to_string(b->second.first));
+        shape_ok = false;
+      }
+    }
+    // Strides: the compiled code indexes inputs with the strides it was compiled for.
+    bool static_strides = shape_ok && meta.strides.size() == meta.sizes.size();
+    for (const auto& s : meta.strides) static_strides = static_strides && !s.is_symbolic();
+    if (static_strides) {
+      for (size_t d = 0; d < meta.strides.size(); ++d) {
+        if (t.size(static_cast<int64_t>(d)) > 1 && t.stride(static_cast<int64_t>(d)) != meta.strides[d].size) {
+          std::vector<int64_t> want;
+          for (const auto& s : meta.strides) want.push_back(s.size);
+          problems.push_back(who + ": has strides " + Join(t.strides().vec()) +
+                             (t.is_contiguous() ? "" : " (not contiguous)") + ", expected strides " + Join(want) + "; pass .contiguous() or re-export with this layout");
+          break;
+        }
+      }
+    } else if (shape_ok && !t.is_contiguous()) {
+      problems.push_back(who + ": is not contiguous (strides " + Join(t.strides().vec()) +
+                         "); the program was exported with a contiguous input");
+    }
+  }
+  return problems;
+}
+
+}  // namespace aoti

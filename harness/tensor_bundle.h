@@ -1,0 +1,23 @@
+// TensorBundle: a list of tensors in a directory (manifest.json + one raw file each), the
+// way the test process and the isolated runner hand inputs and outputs to each other.
+// Dtype, sizes and strides survive the trip.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace aoti {
+
+// WriteTensorBundle writes CPU copies of `tensors` into `dir` (which must exist).
+void WriteTensorBundle(const std::string& dir, const std::vector<at::Tensor>& tensors);
+
+// ReadTensorBundle reads them back. Throws HarnessError naming the directory.
+std::vector<at::Tensor> ReadTensorBundle(const std::string& dir);
+
+// ReadTextFile / WriteTextFile: whole-file helpers that throw HarnessError naming the path.
+std::string ReadTextFile(const std::string& path);
+void WriteTextFile(const std::string& path, const std::string& text);
+
+}  // namespace aoti

@@ -1,0 +1,207 @@
+#include "matchers/aoti_matches_eager.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <sstream>
+
+#include "harness/errors.h"
+#include "harness/failing_case.h"
+#include "harness/flags.h"
+#include "harness/interpreter.h"
+#include "harness/preflight.h"
+#include "harness/pt2_archive.h"
+#include "harness/tensor_io.h"
+
+namespace aoti {
+namespace {
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
+}
+
+std::string ModeFlagName(AccuracyMode mode) {
+  switch (mode) {
+    case AccuracyMode::kFp64Rmse: return "fp64";
+    case AccuracyMode::kStrict: return "strict";
+    case AccuracyMode::kAssertClose: return "assert_close";
+  }
+  return "fp64";
+}
+
+CheckReport Fail(CheckReport r, std::string failure_class, std::string message) {
+  r.pass = false;
+  r.failure_class = std::move(failure_class);
+  r.message = std::move(message);
+  return r;
+}
+
+}  // namespace
+
+CheckOptions CheckOptionsFromFlags() {
+  CheckOptions o;
+  o.model = FLAGS_aoti_model_name;
+  o.accuracy.tol = FLAGS_aoti_tolerance;
+  o.accuracy.ignore_non_fp = FLAGS_aoti_ignore_non_fp;
+  if (FLAGS_aoti_accuracy == "fp64") o.accuracy.mode = AccuracyMode::kFp64Rmse;
+  else if (FLAGS_aoti_accuracy == "strict") o.accuracy.mode = AccuracyMode::kStrict;
+  else if (FLAGS_aoti_accuracy == "assert_close") o.accuracy.mode = AccuracyMode::kAssertClose;
+  else throw HarnessError("--aoti_accuracy=" + FLAGS_aoti_accuracy + ": expected fp64, strict or assert_close");
+  if (FLAGS_aoti_isolation == "child") o.runner.isolate = true;
+  else if (FLAGS_aoti_isolation == "in_process") o.runner.isolate = false;
+  else throw HarnessError("--aoti_isolation=" + FLAGS_aoti_isolation + ": expected child or in_process");
+  if (!(FLAGS_aoti_timeout_s > 0)) {
+    throw HarnessError("--aoti_timeout_s=" + std::to_string(FLAGS_aoti_timeout_s) + ": expected a positive number of seconds");
+  }
+  o.runner.timeout_s = FLAGS_aoti_timeout_s;
+  o.runner.runner_path = FLAGS_aoti_runner;
+  for (const auto& lib : SplitCommas(FLAGS_aoti_op_libraries)) o.runner.op_libraries.push_back(AbsolutePath(lib));
+  o.runner.runtime_check_inputs = FLAGS_aoti_runtime_check_inputs;
+  return o;
+}
+
+CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* given,
+                                  const CheckOptions& options) {
+  CheckReport r;
+  const std::string what = package + " model '" + options.model + "'";
+  std::unique_ptr<Pt2Archive> archive;
+  std::vector<at::Tensor> inputs;
+  std::unique_ptr<Interpreter> eager, fp64;
+  try {
+    archive = Pt2Archive::Open(package);
+    archive->RequireModel(options.model);
+    inputs = given ? *given : archive->SampleInputs();
+    eager = Interpreter::FromArchive(*archive, options.model);
+  } catch (const HarnessError& e) {
+    return Fail(std::move(r), "harness error", e.what());
+  }
+  // 1. Preflight.
+  std::vector<std::string> problems;
+  std::string device = "cpu";
+  if (archive->HasCompiledModel(options.model)) {
+    const auto metadata = archive->AotiMetadata(options.model);
+    auto it = metadata.find("AOTI_DEVICE_KEY");
+    if (it != metadata.end()) device = it->second;
+    problems = CheckPackageAgainstHost(metadata, DetectHost());
+  }
+  for (auto& p : CheckInputs(eager->program(), inputs, device)) problems.push_back(std::move(p));
+  if (!problems.empty()) {
+    std::string msg = what + ": preflight found " + std::to_string(problems.size()) + " problem(s):";
+    for (const auto& p : problems) msg += "\n  " + p;
+    return Fail(std::move(r), "preflight", msg);
+  }
+  // 2. The compiled model.
+  r.outcome = RunCompiled(AbsolutePath(package), options.model, inputs, options.runner);
+  if (!r.outcome.ok()) {
+    std::string msg = what + ": the compiled model failed: " + r.outcome.Summary();
+    if (r.outcome.kind == OutcomeKind::kSignal) msg = what + ": " + r.outcome.message;
+    std::string cls = OutcomeKindName(r.outcome.kind);
+    if (r.outcome.kind == OutcomeKind::kSignal) cls = r.outcome.Summary().substr(0, r.outcome.Summary().find(" ("));
+    return Fail(std::move(r), cls, msg);
+  }
+  // 3. Eager and float64.
+  std::vector<at::Tensor> eager_out, fp64_out;
+  try {
+    eager_out = eager->RunTensors(inputs);
+    InterpreterOptions o64;
+    o64.fp64 = true;
+    fp64 = Interpreter::FromArchive(*archive, options.model, o64);
+    fp64_out = fp64->RunTensors(inputs);
+  } catch (const HarnessError& e) {
+    return Fail(std::move(r), "harness error", what + ": the eager interpreter failed: " + e.what());
+  }
+  // 4. Verdict.
+  const auto& got = r.outcome.outputs;
+  if (got.size() != eager_out.size()) {
+    return Fail(std::move(r), "accuracy", what + ": the compiled model returned " + std::to_string(got.size()) +
+                                              " outputs, eager returned " + std::to_string(eager_out.size()));
+  }
+  const auto sig = eager->program().Signature();
+  std::string failures;
+  size_t failed = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    TensorComparison c = CompareOutputs(got[i], eager_out[i], fp64_out[i], options.accuracy);
+    if (!c.pass) {
+      ++failed;
+      const std::string name = i < sig.user_outputs.size() ? sig.user_outputs[i] : "?";
+      std::string detail = DescribeComparison(c, options.accuracy);
+      for (size_t p = detail.find('\n'); p != std::string::npos; p = detail.find('\n', p + 3)) detail.replace(p, 1, "\n  ");
+      failures += "\n  output " + std::to_string(i) + " '" + name + "' (" + DescribeTensor(eager_out[i]) +
+                  "): " + detail;
+    }
+    r.comparisons.push_back(std::move(c));
+  }
+  if (failed) {
+    return Fail(std::move(r), "accuracy",
+                what + ": " + std::to_string(failed) + " of " + std::to_string(got.size()) +
+                    " outputs differ from eager under " + ModeFlagName(options.accuracy.mode) + " accuracy" + failures);
+  }
+  r.pass = true;
+  return r;
+}
+
+::testing::AssertionResult AotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* inputs,
+                                            const CheckOptions& options, CheckReport* report) {
+  CheckReport r = CheckAotiMatchesEager(package, inputs, options);
+  if (report) *report = r;
+  if (r.pass) return ::testing::AssertionSuccess();
+  FailingCase c;
+  c.test_name = CurrentTestName();
+  c.package = AbsolutePath(package);
+  c.model = options.model;
+  c.failure_class = r.failure_class;
+  c.message = r.message;
+  c.accuracy_mode = ModeFlagName(options.accuracy.mode);
+  c.tolerance = options.accuracy.tol;
+  try {
+    auto archive = Pt2Archive::Open(package);
+    if (archive->Manifest()) c.inductor_configs_json = archive->Manifest()->inductor_configs_json;
+    c.inputs = inputs ? *inputs : archive->SampleInputs();
+  } catch (const HarnessError&) {
+    // The failure message already says what is wrong with the package.
+  }
+  const std::string failure_class = r.failure_class;
+  RecordFailingCase(std::move(c));
+  ::testing::Test::RecordProperty("aoti_failure_class", failure_class);
+  return ::testing::AssertionFailure() << "AOTI check failed (" << failure_class << "): " << r.message;
+}
+
+namespace {
+
+::testing::AssertionResult WithFlagOptions(const std::string& package, const std::vector<at::Tensor>* inputs) {
+  CheckOptions options;
+  try {
+    options = CheckOptionsFromFlags();
+  } catch (const HarnessError& e) {
+    return ::testing::AssertionFailure() << "AOTI check not run: " << e.what();
+  }
+  return AotiMatchesEager(package, inputs, options);
+}
+
+}  // namespace
+
+::testing::AssertionResult AotiMatchesEager(const std::string& package) {
+  return WithFlagOptions(package, nullptr);
+}
+
+::testing::AssertionResult AotiMatchesEager(const std::string& package, const std::vector<at::Tensor>& inputs) {
+  return WithFlagOptions(package, &inputs);
+}
+
+::testing::AssertionResult AotiMatchesEager(const std::string& package, const std::vector<at::Tensor>& inputs,
+                                            const CheckOptions& options) {
+  return AotiMatchesEager(package, &inputs, options);
+}
+
+}  // namespace aoti

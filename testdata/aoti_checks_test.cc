@@ -1,0 +1,140 @@
+// EXPECT_AOTI_MATCHES_EAGER, one test per cause: each healthy model passes, and each
+// planted problem fails for the right reason with the right words.
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include <ATen/ops/randn.h>
+#include <gflags/gflags.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+
+#include "harness/failing_case.h"
+#include "harness/pt2_archive.h"
+#include "matchers/aoti_matches_eager.h"
+
+DEFINE_string(healthy_fp32, "", "mlp, float32");
+DEFINE_string(healthy_fp16, "", "mlp, float16");
+DEFINE_string(healthy_bf16, "", "mlp, bfloat16");
+DEFINE_string(relu_accuracy, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=accuracy");
+DEFINE_string(relu_runtime_error, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=runtime_error");
+DEFINE_string(relu_compile_error, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=compile_error");
+DEFINE_string(crash_op, "", "a model whose custom op segfaults");
+
+namespace aoti {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+CheckReport Check(const std::string& package, const std::vector<at::Tensor>* inputs = nullptr) {
+  return CheckAotiMatchesEager(package, inputs, CheckOptionsFromFlags());
+}
+
+TEST(Healthy, EachDtypePasses) {
+  for (const std::string* p : {&FLAGS_healthy_fp32, &FLAGS_healthy_fp16, &FLAGS_healthy_bf16}) {
+    SCOPED_TRACE(*p);
+    EXPECT_AOTI_MATCHES_EAGER(*p);
+  }
+}
+
+TEST(Healthy, InProcessModePasses) {
+  CheckOptions options = CheckOptionsFromFlags();
+  options.runner.isolate = false;
+  auto archive = Pt2Archive::Open(FLAGS_healthy_fp32);
+  EXPECT_AOTI_MATCHES_EAGER(FLAGS_healthy_fp32, archive->SampleInputs(), options);
+}
+
+TEST(PlantedBugs, ReluAccuracyFailsNamingOutputAndElement) {
+  const CheckReport r = Check(FLAGS_relu_accuracy);
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.failure_class, "accuracy");
+  EXPECT_THAT(r.message, AllOf(HasSubstr("output 0 'log_softmax' (float32[8, 10])"),
+                               HasSubstr("RMSE against float64 exceeds the bound"),
+                               HasSubstr("Mismatched elements: "), HasSubstr("Greatest absolute difference: "),
+                               HasSubstr("At index ("), HasSubstr(", fp64 "), HasSubstr("RMSE(compiled, fp64) = ")));
+  EXPECT_NONFATAL_FAILURE(EXPECT_AOTI_MATCHES_EAGER(FLAGS_relu_accuracy), "AOTI check failed (accuracy)");
+}
+
+TEST(PlantedBugs, ReluRuntimeErrorIsARuntimeErrorWithItsMessage) {
+  const CheckReport r = Check(FLAGS_relu_runtime_error);
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.failure_class, "runtime error") << r.message;
+  EXPECT_THAT(r.message, HasSubstr("the compiled model raised"));
+  EXPECT_THAT(r.outcome.stderr_text, HasSubstr("Unknown exception"));
+}
+
+TEST(PlantedBugs, CompileErrorCarriesTheCompilersError) {
+  const CheckReport r = Check(FLAGS_relu_compile_error);
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.failure_class, "compile error");
+  EXPECT_THAT(r.message, AllOf(HasSubstr("AOTI compile failed"), HasSubstr("error:"), HasSubstr("compile error!"),
+                               Not(HasSubstr("no such file"))));
+}
+
+TEST(Preflight, WrongShape) {
+  const std::vector<at::Tensor> in = {at::randn({4, 32})};
+  const CheckReport r = Check(FLAGS_healthy_fp32, &in);
+  EXPECT_EQ(r.failure_class, "preflight");
+  EXPECT_THAT(r.message, HasSubstr("input 0 'x': has shape [4, 32], expected [8, 32] (dim 0 is 4, expected 8)"));
+}
+
+TEST(Preflight, WrongDtype) {
+  const std::vector<at::Tensor> in = {at::randn({8, 32}, at::kDouble)};
+  const CheckReport r = Check(FLAGS_healthy_fp32, &in);
+  EXPECT_EQ(r.failure_class, "preflight");
+  EXPECT_THAT(r.message, HasSubstr("input 0 'x': has dtype float64, expected float32"));
+}
+
+TEST(Preflight, NonContiguousInput) {
+  const std::vector<at::Tensor> in = {at::randn({32, 8}).t()};
+  const CheckReport r = Check(FLAGS_healthy_fp32, &in);
+  EXPECT_EQ(r.failure_class, "preflight");
+  EXPECT_THAT(r.message, HasSubstr("input 0 'x': has strides [1, 8] (not contiguous), expected strides [32, 1]"));
+}
+
+TEST(Preflight, WrongInputCount) {
+  const std::vector<at::Tensor> in = {at::randn({8, 32}), at::randn({8, 32})};
+  const CheckReport r = Check(FLAGS_healthy_fp32, &in);
+  EXPECT_EQ(r.failure_class, "preflight");
+  EXPECT_THAT(r.message, HasSubstr("the program takes 1 tensor inputs, 2 were given"));
+}
+
+TEST(Isolation, SegfaultInACustomOpIsReportedAndTheTestSurvives) {
+  ::setenv("AOTI_TEST_NULL_DEREF", "1", 1);  // arms the op in the child; eager never runs it
+  const CheckReport r = Check(FLAGS_crash_op);
+  ::unsetenv("AOTI_TEST_NULL_DEREF");
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.failure_class, "signal SIGSEGV") << r.message;
+  EXPECT_EQ(r.outcome.signal, SIGSEGV);
+  EXPECT_THAT(r.message, HasSubstr("died of SIGSEGV (Segmentation fault)"));
+}
+
+TEST(Isolation, TimeoutKillsTheChild) {
+  CheckOptions options = CheckOptionsFromFlags();
+  options.runner.timeout_s = 0.001;
+  const CheckReport r = CheckAotiMatchesEager(FLAGS_healthy_fp32, nullptr, options);
+  EXPECT_EQ(r.failure_class, "timeout");
+  EXPECT_THAT(r.message, HasSubstr("ran past the timeout"));
+}
+
+TEST(FailingCases, AreRecordedForTheReducer) {
+  TakeFailingCases();
+  EXPECT_FALSE(AotiMatchesEager(FLAGS_relu_accuracy));
+  const auto cases = TakeFailingCases();
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].failure_class, "accuracy");
+  EXPECT_EQ(cases[0].test_name, "FailingCases.AreRecordedForTheReducer");
+  EXPECT_THAT(cases[0].inductor_configs_json, HasSubstr("inject_relu_bug_TESTING_ONLY"));
+  ASSERT_EQ(cases[0].inputs.size(), 1u);
+  if (std::getenv("TEST_UNDECLARED_OUTPUTS_DIR")) {
+    struct stat st {};
+    EXPECT_EQ(::stat((cases[0].directory + "/case.json").c_str(), &st), 0) << cases[0].directory;
+    EXPECT_EQ(::stat((cases[0].directory + "/inputs/manifest.json").c_str(), &st), 0);
+  }
+}
+
+}  // namespace
+}  // namespace aoti

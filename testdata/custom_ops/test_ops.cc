@@ -1,0 +1,51 @@
+// C++ custom operators for tests, registered with TORCH_LIBRARY (CPU + Meta kernels, so
+// torch.export can trace them):
+//   aoti_test::scaled_add(x, y, alpha) = x + alpha * y     a well-behaved op
+//   aoti_test::null_deref(x)                               writes through a null pointer
+//                                                          (SIGSEGV) when the environment
+//                                                          has AOTI_TEST_NULL_DEREF=1; else
+//                                                          returns a copy (so the model can
+//                                                          be exported)
+// Built twice: as a cc_library linked into C++ tests (the interpreter resolves the ops
+// through the dispatcher) and as a shared library loaded into Python for export and into
+// the isolated runner.
+#include <cstdlib>
+#include <string>
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/empty_like.h>
+#include <torch/library.h>
+
+namespace {
+
+at::Tensor ScaledAdd(const at::Tensor& x, const at::Tensor& y, double alpha) { return x + y * alpha; }
+
+at::Tensor LikeFirst(const at::Tensor& x) { return at::empty_like(x); }
+
+at::Tensor ScaledAddMeta(const at::Tensor& x, const at::Tensor&, double) { return LikeFirst(x); }
+
+at::Tensor NullDeref(const at::Tensor& x) {
+  const char* armed = std::getenv("AOTI_TEST_NULL_DEREF");
+  if (armed && std::string(armed) == "1") {
+    volatile int* null = nullptr;
+    *null = 1;  // deliberate: the test that a crashing op is an outcome, not the end
+  }
+  return x.clone();
+}
+
+}  // namespace
+
+TORCH_LIBRARY(aoti_test, m) {
+  m.def("scaled_add(Tensor x, Tensor y, float alpha) -> Tensor");
+  m.def("null_deref(Tensor x) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(aoti_test, CPU, m) {
+  m.impl("scaled_add", &ScaledAdd);
+  m.impl("null_deref", &NullDeref);
+}
+
+TORCH_LIBRARY_IMPL(aoti_test, Meta, m) {
+  m.impl("scaled_add", &ScaledAddMeta);
+  m.impl("null_deref", &LikeFirst);
+}
