@@ -309,19 +309,6 @@ c10::IValue ApplyPythonOp(const std::string& op, const std::vector<c10::IValue>&
   throw HarnessError(Where(node) + ": Python operator '" + op + "' is not supported");
 }
 
-// Names of the values an Argument union defines (node outputs).
-void OutputNames(const json& out, std::vector<std::string>* names) {
-  const std::string& key = out.begin().key();
-  const json& v = out.begin().value();
-  if (key == "as_tensor") names->push_back(v.at("name").get<std::string>());
-  else if (key == "as_tensors") for (const auto& t : v) names->push_back(t.at("name").get<std::string>());
-  else if (key == "as_optional_tensors") {
-    for (const auto& t : v) if (t.contains("as_tensor")) names->push_back(t.at("as_tensor").at("name").get<std::string>());
-  } else if ((key == "as_sym_int" || key == "as_sym_float" || key == "as_sym_bool") && v.contains("as_name")) {
-    names->push_back(v.at("as_name").get<std::string>());
-  }
-}
-
 // Names of the values an ArgPlan reads.
 void InputNames(const ArgPlan& p, std::vector<std::string>* names) {
   if (p.kind == ArgKind::kValue) names->push_back(p.value);
@@ -430,7 +417,7 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
     for (const auto& p : step->args) InputNames(p, &reads);
     for (const auto& r : reads) last_use[r] = i;
     std::vector<std::string> defs;
-    for (const auto& out : node.outputs) OutputNames(out, &defs);
+    for (const auto& out : node.outputs) ArgumentValueNames(out, &defs);
     for (const auto& d : defs) last_use.emplace(d, i);  // defined but never read: free at once
     steps_.push_back(std::move(step));
   }
@@ -530,7 +517,7 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
     }
     if (options.observer || options.keep_all || !options.keep.empty()) {
       std::vector<std::string> defs;
-      for (const auto& out : node.outputs) OutputNames(out, &defs);
+      for (const auto& out : node.outputs) ArgumentValueNames(out, &defs);
       for (const auto& d : defs) {
         auto it = env.find(d);
         if (it == env.end()) continue;

@@ -132,6 +132,41 @@ json OutputSpecToJson(const OutputSpecEntry& e) {
 
 }  // namespace
 
+void ArgumentValueNames(const json& arg, std::vector<std::string>* names) {
+  if (!arg.is_object() || arg.size() != 1) return;
+  const std::string& key = arg.begin().key();
+  const json& v = arg.begin().value();
+  if (key == "as_tensor") {
+    names->push_back(v.at("name").get<std::string>());
+  } else if (key == "as_tensors") {
+    for (const auto& t : v) names->push_back(t.at("name").get<std::string>());
+  } else if (key == "as_optional_tensors") {
+    for (const auto& t : v) {
+      if (t.contains("as_tensor")) names->push_back(t.at("as_tensor").at("name").get<std::string>());
+    }
+  } else if (key == "as_optional_tensor") {
+    if (v.contains("as_tensor")) names->push_back(v.at("as_tensor").at("name").get<std::string>());
+  } else if (key == "as_sym_int" || key == "as_sym_float" || key == "as_sym_bool") {
+    if (v.is_object() && v.contains("as_name")) names->push_back(v.at("as_name").get<std::string>());
+  } else if (key == "as_sym_ints" || key == "as_sym_floats" || key == "as_sym_bools") {
+    for (const auto& e : v) {
+      if (e.is_object() && e.contains("as_name")) names->push_back(e.at("as_name").get<std::string>());
+    }
+  }
+}
+
+std::vector<std::string> NodeInputNames(const Node& node) {
+  std::vector<std::string> names;
+  for (const auto& a : node.inputs) ArgumentValueNames(a.arg, &names);
+  return names;
+}
+
+std::vector<std::string> NodeOutputNames(const Node& node) {
+  std::vector<std::string> names;
+  for (const auto& o : node.outputs) ArgumentValueNames(o, &names);
+  return names;
+}
+
 DimSpec DimFromJson(const json& d) {
   DimSpec dim;
   if (d.contains("as_int")) {

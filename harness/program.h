@@ -89,6 +89,14 @@ class Program {
   ProgramSignature Signature() const;
 };
 
+// ArgumentValueNames appends the graph values an Argument union names: tensors, tensor
+// lists, optional tensors and named sym ints/floats/bools (literals name nothing).
+void ArgumentValueNames(const nlohmann::json& arg, std::vector<std::string>* names);
+
+// NodeInputNames / NodeOutputNames: the values a node reads / defines.
+std::vector<std::string> NodeInputNames(const Node& node);
+std::vector<std::string> NodeOutputNames(const Node& node);
+
 // DimFromJson reads a SymInt ({"as_int": 3} or {"as_expr": {"expr_str": "s0"}}).
 DimSpec DimFromJson(const nlohmann::json& j);
 

@@ -134,25 +134,32 @@ def raw_bytes(t):
     return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
 
 
-def write_archive(out_path, ep, name, aoti_pt2, manifest, tensors, workdir):
-    from torch.export.pt2_archive._package import PT2ArchiveReader, PT2ArchiveWriter, package_pt2
+def merge_archives(out_path, sources, records, workdir):
+    """Writes out_path: every record of the source archives (first one wins), then `records`
+    (name -> bytes, replacing any record of that name). Atomic: written aside, then moved."""
+    from torch.export.pt2_archive._package import PT2ArchiveReader, PT2ArchiveWriter
 
-    program_pt2 = os.path.join(workdir, "program.pt2")
-    package_pt2(program_pt2, exported_programs={name: ep})
     # The archive's top folder is named after the file, so the temporary file keeps the name.
     tmp_out = os.path.join(workdir, os.path.basename(out_path))
     with PT2ArchiveWriter(tmp_out) as w:
-        sources = [PT2ArchiveReader(program_pt2)]
-        if aoti_pt2:
-            sources.append(PT2ArchiveReader(aoti_pt2))
-        for r in sources:
+        for src in sources:
+            r = PT2ArchiveReader(src)
             for rec in r.get_file_names():
-                if not w.has_record(rec):
+                if rec not in records and not w.has_record(rec):
                     w.write_bytes(rec, r.read_bytes(rec))
-        for file_name, data in tensors:
-            w.write_bytes(TENSOR_DIR + file_name, data)
-        w.write_string(EXTRA_DIR + "package.json", json.dumps(manifest, indent=1, sort_keys=True))
+        for name, data in records.items():
+            w.write_bytes(name, data)
     shutil.move(tmp_out, out_path)
+
+
+def write_archive(out_path, ep, name, aoti_pt2, manifest, tensors, workdir):
+    from torch.export.pt2_archive._package import package_pt2
+
+    program_pt2 = os.path.join(workdir, "program.pt2")
+    package_pt2(program_pt2, exported_programs={name: ep})
+    records = {TENSOR_DIR + file_name: data for file_name, data in tensors}
+    records[EXTRA_DIR + "package.json"] = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    merge_archives(out_path, [program_pt2] + ([aoti_pt2] if aoti_pt2 else []), records, workdir)
 
 
 def compiler_errors(message, context=2, limit=40):

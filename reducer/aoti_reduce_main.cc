@@ -1,0 +1,141 @@
+// aoti_reduce: run a failing case as it is, or reduce it to a minimal repro.
+//
+//   aoti_reduce run    --package P [--inputs DIR]
+//   aoti_reduce minify --package P [--inputs DIR] [--failure_class C] [--check_str S]
+//                      [--max_granularity G] [--skip_sanity] [--strict_accuracy]
+//                      [--time_budget_s T] [--strategies a,b] [--out DIR]
+//   aoti_reduce minify --case DIR     (a case directory the harness wrote on a failure)
+//   aoti_reduce --print_strategies
+//
+// This replaces upstream's minifier_launcher.py.
+#include <iostream>
+#include <sstream>
+
+#include <gflags/gflags.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/errors.h"
+#include "harness/flags.h"
+#include "harness/tensor_bundle.h"
+#include "harness/temp_dir.h"
+#include "matchers/aoti_matches_eager.h"
+#include "reducer/artifacts.h"
+#include "reducer/reducer.h"
+#include "reducer/strategies/strategy.h"
+
+DEFINE_string(package, "", "the failing program archive (.pt2)");
+DEFINE_string(inputs, "", "a tensor bundle directory with the inputs (default: the archive's sample inputs)");
+DEFINE_string(case_dir, "", "a case directory written by the harness (case.json, inputs/)");
+DEFINE_string(failure_class, "", "the failure to preserve (default: whatever the original does)");
+DEFINE_string(check_str, "", "the failure message must contain this string");
+DEFINE_int32(max_granularity, 0, "delta debugging's first window size, a power of two (default: largest that fits)");
+DEFINE_bool(skip_sanity, false, "do not check first that the original still fails");
+DEFINE_bool(strict_accuracy, false, "accuracy failures by allclose alone instead of the fp64-RMSE rule");
+DEFINE_double(time_budget_s, 0, "stop after this many seconds with the best result so far (0: no budget)");
+DEFINE_string(strategies, "", "comma-separated strategies, in order (default: all; see --print_strategies)");
+DEFINE_string(out, "", "artifact directory (default: ./aoti_repro)");
+DEFINE_string(python, "", "Python with torch for the compile server (default: $AOTI_PYTHON or python3)");
+DEFINE_string(compile_server, "", "path of tools/compile_server.py (default: next to this binary's runfiles)");
+DEFINE_double(compile_timeout_s, 900, "timeout for one compile");
+DEFINE_bool(print_strategies, false, "list the strategies in the order they run, and exit");
+
+namespace {
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string Dirname(const std::string& p) {
+  const size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+int Main(int argc, char** argv) {
+  if (FLAGS_print_strategies) {
+    for (const auto& s : aoti::Strategies()) std::cout << s.name << "\t" << s.description << "\n";
+    return 0;
+  }
+  if (argc != 2 || (std::string(argv[1]) != "run" && std::string(argv[1]) != "minify")) {
+    std::cerr << "usage: aoti_reduce run|minify --package P [options]; see --help\n";
+    return 64;
+  }
+  const std::string command = argv[1];
+  aoti::ReduceSpec spec;
+  spec.check = aoti::CheckOptionsFromFlags();
+  aoti::ReduceOptions options;
+  std::string package = FLAGS_package, inputs_dir = FLAGS_inputs;
+  if (!FLAGS_case_dir.empty()) {
+    const auto c = nlohmann::json::parse(aoti::ReadTextFile(FLAGS_case_dir + "/case.json"));
+    package = c.value("package", "");
+    if (!package.empty() && package[0] != '/') package = FLAGS_case_dir + "/" + package;
+    if (c.contains("inputs")) inputs_dir = FLAGS_case_dir + "/" + c.at("inputs").get<std::string>();
+    spec.failure_class = c.value("failure_class", "");
+    options.check_str = c.value("check_str", "");
+    if (c.contains("accuracy")) {
+      spec.check.accuracy.mode = c.at("accuracy").value("mode", "fp64") == "strict" ? aoti::AccuracyMode::kStrict
+                                                                                     : aoti::AccuracyMode::kFp64Rmse;
+      spec.check.accuracy.tol = c.at("accuracy").value("tolerance", 1e-3);
+    }
+  }
+  if (package.empty()) throw aoti::HarnessError("--package (or --case_dir) is required: the failing .pt2");
+  spec.package = package;
+  if (!inputs_dir.empty()) spec.inputs = aoti::ReadTensorBundle(inputs_dir);
+  if (!FLAGS_failure_class.empty()) spec.failure_class = FLAGS_failure_class;
+  if (!FLAGS_check_str.empty()) options.check_str = FLAGS_check_str;
+  if (FLAGS_strict_accuracy) spec.check.accuracy.mode = aoti::AccuracyMode::kStrict;
+  if (command == "run") {
+    const aoti::CheckReport r = aoti::CheckAotiMatchesEager(package, spec.inputs.empty() ? nullptr : &spec.inputs, spec.check);
+    std::cout << (r.pass ? "passes: compiled matches eager" : "fails (" + r.failure_class + "): " + r.message) << "\n";
+    return r.pass ? 0 : 1;
+  }
+  if (FLAGS_max_granularity < 0 || (FLAGS_max_granularity & (FLAGS_max_granularity - 1)) != 0) {
+    throw aoti::HarnessError("--max_granularity=" + std::to_string(FLAGS_max_granularity) + ": expected a power of two");
+  }
+  options.max_granularity = FLAGS_max_granularity;
+  options.skip_sanity = FLAGS_skip_sanity;
+  options.time_budget_s = FLAGS_time_budget_s;
+  options.strategies = Split(FLAGS_strategies);
+  aoti::CompileServerOptions server;
+  const char* env_python = std::getenv("AOTI_PYTHON");
+  server.python = !FLAGS_python.empty() ? FLAGS_python : (env_python && *env_python ? env_python : "python3");
+  server.server_script = FLAGS_compile_server;
+  if (server.server_script.empty()) {
+    const char* runfiles = std::getenv("RUNFILES_DIR");
+    server.server_script = std::string(runfiles ? runfiles : Dirname(argv[0]) + "/aoti_reduce.runfiles") +
+                           "/aoti_harness/tools/compile_server.py";
+  }
+  server.timeout_s = FLAGS_compile_timeout_s;
+  const std::string out = FLAGS_out.empty() ? "aoti_repro" : FLAGS_out;
+  aoti::MakeDirs(out);
+  server.log_path = out + "/compile_server.log";
+  aoti::CompileClient client(server);
+  aoti::TempDir work("aoti_reduce");
+  const aoti::ReduceResult r = aoti::Reduce(spec, options, &client, work.path(),
+                                            [](const std::string& line) { std::cerr << "[aoti_reduce] " << line << "\n"; });
+  aoti::WriteArtifacts(r, spec, options, out);
+  std::cout << "reduced " << r.failure_class << " from " << r.nodes_before << " to " << r.nodes_after << " nodes with "
+            << r.compiles << " compiles (" << r.cache_hits << " cache hits) in " << r.seconds << " s\n"
+            << aoti::FormatGraph(r.minimal) << "artifacts: " << out << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("aoti_reduce run|minify --package P [options]");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  try {
+    return Main(argc, argv);
+  } catch (const aoti::HarnessError& e) {
+    std::cerr << "aoti_reduce: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "aoti_reduce failed (a problem in the reducer, not in your model): " << e.what()
+              << "\nPlease report it with the case directory and this message.\n";
+    return 3;
+  }
+}

@@ -1,0 +1,325 @@
+#include "reducer/artifacts.h"
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/errors.h"
+#include "harness/pt2_archive.h"
+#include "harness/tensor_bundle.h"
+#include "harness/tensor_io.h"
+#include "harness/temp_dir.h"
+#include "reducer/graph_edit.h"
+
+namespace aoti {
+namespace {
+
+using json = nlohmann::json;
+
+std::string Short(const std::string& target) {
+  return target.rfind("torch.ops.", 0) == 0 ? target.substr(10) : target;
+}
+
+std::string ArgText(const json& arg) {
+  if (!arg.is_object() || arg.size() != 1) return arg.dump();
+  const std::string& key = arg.begin().key();
+  const json& v = arg.begin().value();
+  if (key == "as_tensor") return "%" + v.at("name").get<std::string>();
+  if (key == "as_none") return "None";
+  std::vector<std::string> names;
+  ArgumentValueNames(arg, &names);
+  if (!names.empty()) {
+    std::string s = "[";
+    for (size_t i = 0; i < names.size(); ++i) s += (i ? ", %" : "%") + names[i];
+    return s + "]";
+  }
+  return v.dump();
+}
+
+std::string Run(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen((command + " 2>/dev/null").c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof(buf), p)) out += buf;
+    ::pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+void WriteAtomically(const std::string& path, const std::string& data) {
+  const std::string tmp = path + ".partial";
+  WriteTextFile(tmp, data);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw HarnessError("cannot move " + tmp + " to " + path);
+}
+
+void CopyFile(const std::string& from, const std::string& to) { WriteAtomically(to, ReadTextFile(from)); }
+
+std::string PyLiteral(const std::string& s) { return json(s).dump(); }
+
+std::string CommentBlock(const std::string& text, const std::string& prefix) {
+  std::string out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out += prefix + line + "\n";
+  return out;
+}
+
+std::string ReproPy(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
+                    const std::string& env) {
+  std::ostringstream py;
+  py << "#!/usr/bin/env python3\n"
+     << "# aoti_harness repro: " << r.failure_class << ", reduced from " << r.nodes_before << " to " << r.nodes_after
+     << " nodes.\n#\n# Minimal graph:\n"
+     << CommentBlock(FormatGraph(r.minimal), "#   ") << "#\n"
+     << CommentBlock(env, "# ") << "#\n"
+     << "# Usage: python repro.py    (exit 1: the failure reproduces; 0: it does not; 2: it fails differently)\n"
+     << R"PY(import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+warnings.filterwarnings("ignore")
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAM = os.path.join(HERE, "repro.pt2")
+)PY"
+     << "FAILURE_CLASS = " << PyLiteral(r.failure_class) << "\n"
+     << "CHECK_STR = " << PyLiteral(options.check_str) << "\n"
+     << "INDUCTOR_CONFIGS = json.loads(" << PyLiteral(r.inductor_configs_json) << ")\n"
+     << "ACCURACY = " << PyLiteral(spec.check.accuracy.mode == AccuracyMode::kStrict ? "strict" : "fp64") << "\n"
+     << "TOLERANCE = " << spec.check.accuracy.tol << "\n"
+     << "OP_LIBRARIES = json.loads(" << PyLiteral(json(spec.check.runner.op_libraries).dump()) << ")\n"
+     << R"PY(
+
+def load_libraries():
+    for lib in OP_LIBRARIES:
+        torch.ops.load_library(lib)
+
+
+def child(package, inputs_path, outputs_path):
+    """Runs the compiled model; a crash here only ends this child process."""
+    load_libraries()
+    args, kwargs = torch.load(inputs_path)
+    out = torch._inductor.aoti_load_package(package)(*args, **kwargs)
+    torch.save(out, outputs_path)
+
+
+def observed(reason, message=""):
+    same = reason == FAILURE_CLASS and (not CHECK_STR or CHECK_STR in message)
+    print(f"repro.py: {reason}{': ' + message[-2000:] if message else ''}")
+    print("repro.py: the failure REPRODUCES" if same else f"repro.py: expected {FAILURE_CLASS}; it does not reproduce")
+    return 1 if same else (0 if reason == "passes" else 2)
+
+
+def main():
+    load_libraries()
+    ep = torch.export.load(PROGRAM)
+    args, kwargs = ep.example_inputs
+    work = tempfile.mkdtemp(prefix="aoti_repro_")
+    package = os.path.join(work, "repro_compiled.pt2")
+    try:
+        torch._inductor.aoti_compile_and_package(ep, package_path=package, inductor_configs=dict(INDUCTOR_CONFIGS))
+    except Exception as e:
+        return observed("compile error", f"{type(e).__name__}: {e}")
+    inputs_path, outputs_path = os.path.join(work, "inputs.pt"), os.path.join(work, "outputs.pt")
+    torch.save((args, kwargs), inputs_path)
+    proc = subprocess.run([sys.executable, __file__, "--child", package, inputs_path, outputs_path],
+                          capture_output=True, text=True)
+    if proc.returncode < 0:
+        import signal
+        return observed(f"signal {signal.Signals(-proc.returncode).name}", proc.stderr)
+    if proc.returncode != 0:
+        return observed("runtime error", proc.stderr)
+    compiled = torch.load(outputs_path)
+    with torch.no_grad():
+        eager = ep.module()(*args, **kwargs)
+        if ACCURACY == "strict":
+            same = all(torch.allclose(e, c, atol=TOLERANCE, rtol=TOLERANCE, equal_nan=True)
+                       for e, c in zip(torch.utils._pytree.tree_leaves(eager), torch.utils._pytree.tree_leaves(compiled)))
+        else:
+            from torch._dynamo.utils import same as upstream_same
+            fp64_module = ep.module().to(torch.float64)
+            to64 = lambda t: t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+            fp64 = fp64_module(*torch.utils._pytree.tree_map(to64, args), **torch.utils._pytree.tree_map(to64, kwargs))
+            same = upstream_same(eager, compiled, fp64, tol=TOLERANCE, equal_nan=True)
+    return observed("passes" if same else "accuracy")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        child(*sys.argv[2:])
+        sys.exit(0)
+    sys.exit(main())
+)PY";
+  return py.str();
+}
+
+}  // namespace
+
+std::string FormatGraph(const Program& program) {
+  std::ostringstream os;
+  for (const auto& s : program.input_specs) {
+    if (s.kind != InputKind::kUserInput || s.value_name.empty()) continue;
+    auto it = program.tensor_values.find(s.value_name);
+    os << "%" << s.value_name << ": input";
+    if (it != program.tensor_values.end()) {
+      os << " " << ScalarTypeName(it->second.dtype) << "[";
+      for (size_t i = 0; i < it->second.sizes.size(); ++i) {
+        const auto& d = it->second.sizes[i];
+        os << (i ? ", " : "") << (d.is_symbolic() ? d.sym : std::to_string(d.size));
+      }
+      os << "]";
+    }
+    os << "\n";
+  }
+  for (const auto& n : program.nodes) {
+    const auto outs = NodeOutputNames(n);
+    std::string lhs;
+    for (size_t i = 0; i < outs.size(); ++i) lhs += (i ? ", %" : "%") + outs[i];
+    os << (lhs.empty() ? "" : lhs + " = ") << Short(n.target) << "(";
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      os << (i ? ", " : "") << (n.inputs[i].kind == 2 ? n.inputs[i].name + "=" : "") << ArgText(n.inputs[i].arg);
+    }
+    os << ")\n";
+  }
+  os << "return (";
+  bool first = true;
+  for (const auto& s : program.output_specs) {
+    if (s.kind != OutputKind::kUserOutput) continue;
+    os << (first ? "" : ", ") << (s.value_name.empty() ? s.arg.dump() : "%" + s.value_name);
+    first = false;
+  }
+  os << ")\n";
+  return os.str();
+}
+
+std::string EnvironmentHeader(const std::string& package) {
+  std::ostringstream os;
+  try {
+    auto archive = Pt2Archive::Open(package);
+    if (const auto& m = archive->Manifest()) {
+      os << "torch " << m->torch_version << " (git " << m->torch_git_version << ")\n";
+    }
+    if (archive->HasCompiledModel("model")) {
+      const auto md = archive->AotiMetadata("model");
+      auto get = [&](const char* k) { auto it = md.find(k); return it == md.end() ? std::string("?") : it->second; };
+      os << "AOTI device " << get("AOTI_DEVICE_KEY") << ", CPU ISA " << get("AOTI_CPU_ISA") << ", "
+         << get("AOTI_PLATFORM") << " " << get("AOTI_MACHINE") << "\n";
+    }
+  } catch (const HarnessError&) {
+  }
+  const char* cxx = std::getenv("CXX");
+  os << "compiler: " << FirstLine(Run(std::string(cxx && *cxx ? cxx : "g++") + " --version")) << "\n";
+  os << "CPU: " << Run("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'") << "\n";
+  const std::string nvcc = Run("nvcc --version | tail -n 2 | head -n 1");
+  os << "nvcc: " << (nvcc.empty() ? "not found" : nvcc) << "\n";
+  const std::string gpus = Run("nvidia-smi -L");
+  os << "GPUs: " << (gpus.empty() ? "none" : gpus) << "\n";
+  return os.str();
+}
+
+// Messages name the reducer's temporary candidate archive; in the artifacts it is repro.pt2.
+std::string WithReproPath(std::string message, const std::string& archive) {
+  if (archive.empty()) return message;
+  for (size_t p = message.find(archive); p != std::string::npos; p = message.find(archive, p)) {
+    message.replace(p, archive.size(), "repro.pt2");
+  }
+  return message;
+}
+
+void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
+                    const std::string& out_dir) {
+  MakeDirs(out_dir + "/checkpoints");
+  CopyFile(spec.package, out_dir + "/original.pt2");
+  auto original = Pt2Archive::Open(spec.package);
+  if (!spec.inputs.empty()) {
+    MakeDirs(out_dir + "/original_inputs");
+    WriteTensorBundle(out_dir + "/original_inputs", spec.inputs);
+  }
+  json case_json = {{"format", "aoti_harness.case/1"},
+                    {"package", "original.pt2"},
+                    {"model", spec.model},
+                    {"failure_class", r.failure_class},
+                    {"check_str", options.check_str},
+                    {"accuracy", {{"mode", spec.check.accuracy.mode == AccuracyMode::kStrict ? "strict" : "fp64"},
+                                  {"tolerance", spec.check.accuracy.tol}}},
+                    {"inductor_configs", json::parse(r.inductor_configs_json)}};
+  if (!spec.inputs.empty()) case_json["inputs"] = "original_inputs";
+  WriteAtomically(out_dir + "/case.json", case_json.dump(1));
+  if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
+  for (const auto& [nodes, archive] : r.checkpoints) {
+    if (!archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
+  }
+  const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
+  WriteAtomically(out_dir + "/repro.py", ReproPy(r, spec, options, env));
+  // graph.dot
+  std::ostringstream dot;
+  dot << "digraph repro {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n";
+  std::map<std::string, std::string> producer;
+  for (const auto& s : r.minimal.input_specs) {
+    if (s.kind == InputKind::kUserInput) {
+      dot << "  \"" << s.value_name << "\" [shape=ellipse];\n";
+      producer[s.value_name] = s.value_name;
+    }
+  }
+  for (size_t i = 0; i < r.minimal.nodes.size(); ++i) {
+    const Node& n = r.minimal.nodes[i];
+    const std::string id = "n" + std::to_string(i);
+    dot << "  " << id << " [label=\"" << n.name << "\\n" << Short(n.target) << "\"];\n";
+    for (const auto& v : NodeInputNames(n)) {
+      auto it = producer.find(v);
+      if (it != producer.end()) dot << "  \"" << it->second << "\" -> " << id << " [label=\"" << v << "\"];\n";
+    }
+    for (const auto& v : NodeOutputNames(n)) producer[v] = id;
+  }
+  dot << "}\n";
+  WriteAtomically(out_dir + "/graph.dot", dot.str());
+  // The Bazel form of the repro.
+  std::ostringstream build;
+  build << "# The reducer's repro as a harness test: bazel test :repro_test (it fails while the bug is there).\n"
+        << "load(\"@aoti_harness//harness:defs.bzl\", \"aoti_model_test\", \"aoti_package\")\n\n"
+        << "aoti_package(\n    name = \"repro\",\n    program = \"repro.pt2\",\n    inductor_configs = {";
+  const json configs = json::parse(r.inductor_configs_json);
+  bool first = true;
+  for (const auto& [k, v] : configs.items()) {
+    build << (first ? "" : ", ") << json(k).dump() << ": " << json(v.is_string() ? v.get<std::string>() : v.dump()).dump();
+    first = false;
+  }
+  build << "},\n)\n\naoti_model_test(\n    name = \"repro_test\",\n    srcs = [\"repro_test.cc\"],\n    package = \":repro\",\n)\n";
+  WriteAtomically(out_dir + "/BUILD.bazel", build.str());
+  WriteAtomically(out_dir + "/repro_test.cc",
+                  "// aoti_harness repro: " + r.failure_class + ", " + std::to_string(r.nodes_after) +
+                      " nodes. Minimal graph:\n" + CommentBlock(FormatGraph(r.minimal), "//   ") +
+                      "#include <gtest/gtest.h>\n\n#include \"harness/flags.h\"\n#include \"matchers/aoti_matches_eager.h\"\n\n"
+                      "TEST(AotiRepro, CompiledMatchesEager) { EXPECT_AOTI_MATCHES_EAGER(FLAGS_aoti_package); }\n");
+  // report.md
+  std::ostringstream md;
+  md << "# AOTI repro: " << r.failure_class << "\n\n"
+     << "Reduced `" << spec.package << "` from **" << r.nodes_before << "** to **" << r.nodes_after << "** nodes.\n\n"
+     << "## Failure\n\n```\n" << WithReproPath(r.message, r.final_archive) << "\n```\n\n"
+     << "## Environment\n\n```\n" << env << "```\n\n"
+     << "## Minimal graph\n\n```\n" << FormatGraph(r.minimal) << "```\n\n"
+     << "## Figures\n\n| what | value |\n| --- | --- |\n"
+     << "| nodes before | " << r.nodes_before << " |\n| nodes after | " << r.nodes_after << " |\n"
+     << "| compiles | " << r.compiles << " |\n| cache hits | " << r.cache_hits << " |\n"
+     << "| runs | " << r.runs << " |\n| wall time | " << r.seconds << " s |\n"
+     << "| compile time | " << r.compile_seconds << " s |\n| flaky candidates rejected | " << r.flaky << " |\n"
+     << "| final result failed again on re-check | " << (r.final_recheck_failed_again ? "yes" : "NO (flaky)") << " |\n"
+     << "| time budget spent | " << (r.budget_exhausted ? "yes: best result so far" : "no") << " |\n\n"
+     << "## Steps\n\nStrategies, in order: ";
+  for (size_t i = 0; i < r.strategies.size(); ++i) md << (i ? ", " : "") << "`" << r.strategies[i] << "`";
+  md << "\n\n| strategy | what | nodes |\n| --- | --- | --- |\n";
+  for (const auto& e : r.log) md << "| " << e.strategy << " | " << e.what << " | " << e.nodes_before << " -> " << e.nodes_after << " |\n";
+  WriteAtomically(out_dir + "/report.md", md.str());
+}
+
+}  // namespace aoti

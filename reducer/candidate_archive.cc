@@ -1,0 +1,101 @@
+#include "reducer/candidate_archive.h"
+
+#include <cstdio>
+#include <set>
+
+#include <caffe2/serialize/inline_container.h>
+#include <c10/util/Exception.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/errors.h"
+#include "harness/tensor_io.h"
+
+namespace aoti {
+namespace {
+
+using json = nlohmann::json;
+
+bool StartsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+// Filter a payload config (weights or constants) to the FQNs the program still uses.
+std::string FilterConfig(const std::string& text, const std::set<std::string>& used) {
+  json j = json::parse(text);
+  json& config = j["config"];
+  for (auto it = config.begin(); it != config.end();) {
+    if (used.count(it.key())) ++it;
+    else it = config.erase(it);
+  }
+  return j.dump();
+}
+
+}  // namespace
+
+void WriteCandidateArchive(const Pt2Archive& original, const std::string& model, const Program& program,
+                           const std::vector<at::Tensor>& inputs, const std::string& inductor_configs_json,
+                           const std::string& out_path) {
+  std::set<std::string> used_state;
+  for (const auto& s : program.input_specs) {
+    if (!s.target.empty()) used_state.insert(s.target);
+  }
+  const std::string tmp = out_path + ".partial.pt2";
+  try {
+    caffe2::serialize::PyTorchStreamWriter w(tmp);
+    w.setMinVersion(6);
+    auto write = [&](const std::string& name, const std::string& data) {
+      w.writeRecord(name, data.data(), data.size());
+    };
+    const std::string weights_config = "data/weights/" + model + "_weights_config.json";
+    const std::string constants_config = "data/constants/" + model + "_constants_config.json";
+    std::set<std::string> skip_exact = {".data/version", "byteorder", ".data/serialization_id",
+                                        "models/" + model + ".json", "extra/aoti_harness/package.json"};
+    for (const auto& rec : original.Records()) {
+      if (skip_exact.count(rec) || StartsWith(rec, "data/aotinductor/") || StartsWith(rec, "data/sample_inputs/") ||
+          StartsWith(rec, "aoti_harness/")) {
+        continue;
+      }
+      if (rec == weights_config || rec == constants_config) {
+        write(rec, FilterConfig(original.ReadRecord(rec), used_state));
+      } else {
+        write(rec, original.ReadRecord(rec));
+      }
+    }
+    write("models/" + model + ".json", program.ToJson());
+    json records = json::array();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const at::Tensor t = inputs[i].contiguous();
+      const std::string file = "tensors/input_" + std::to_string(i) + ".bin";
+      write("aoti_harness/" + file, std::string(static_cast<const char*>(t.data_ptr()), t.nbytes()));
+      records.push_back({{"name", "input_" + std::to_string(i)},
+                         {"dtype", ScalarTypeName(t.scalar_type())},
+                         {"sizes", t.sizes().vec()},
+                         {"strides", t.strides().vec()},
+                         {"device", "cpu"},
+                         {"file", file}});
+    }
+    const auto& m = original.Manifest();
+    json manifest = {
+        {"format", "aoti_harness.package/1"},
+        {"model_name", model},
+        {"model_file", m ? m->model_file : ""},
+        {"torch_version", m ? m->torch_version : ""},
+        {"torch_git_version", m ? m->torch_git_version : ""},
+        {"inductor_configs", json::parse(inductor_configs_json)},
+        {"export", {{"strict", false}, {"dynamic_shapes", false}}},
+        {"compile", {{"status", "skipped"}, {"seconds", 0}}},
+        {"inputs", records},
+        {"eager_outputs", json::array()},
+        {"reduced_from", original.path()},
+    };
+    write("extra/aoti_harness/package.json", manifest.dump(1));
+    w.writeEndOfFile();
+  } catch (const c10::Error& e) {
+    std::remove(tmp.c_str());
+    throw HarnessError(out_path + ": cannot write the candidate archive: " + e.what_without_backtrace());
+  }
+  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw HarnessError(out_path + ": cannot move the candidate archive into place");
+  }
+}
+
+}  // namespace aoti

@@ -1,0 +1,158 @@
+#include "reducer/compile_client.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "harness/errors.h"
+
+namespace aoti {
+
+CompileClient::~CompileClient() { Stop(); }
+
+void CompileClient::Start() {
+  int in_pipe[2], out_pipe[2];
+  if (::pipe(in_pipe) != 0 || ::pipe(out_pipe) != 0) {
+    throw HarnessError(std::string("compile server: pipe failed: ") + std::strerror(errno));
+  }
+  const pid_t parent = ::getpid();
+  pid_ = ::fork();
+  if (pid_ < 0) throw HarnessError(std::string("compile server: fork failed: ") + std::strerror(errno));
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(125);
+    ::dup2(in_pipe[0], STDIN_FILENO);
+    ::dup2(out_pipe[1], STDOUT_FILENO);
+    const std::string log = options_.log_path.empty() ? "/dev/null" : options_.log_path;
+    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (log_fd >= 0) ::dup2(log_fd, STDERR_FILENO);
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], log_fd}) {
+      if (fd > 2) ::close(fd);
+    }
+    ::execl(options_.python.c_str(), options_.python.c_str(), "-u", options_.server_script.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(pid_, pid_);
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  to_server_ = in_pipe[1];
+  from_server_ = out_pipe[0];
+  ::signal(SIGPIPE, SIG_IGN);  // a dead server is an error answer, not a dead client
+  buffer_.clear();
+  if (started_once_) ++restarts_;
+  started_once_ = true;
+  // The first answer proves torch imported; importing takes a few seconds.
+  nlohmann::json answer;
+  std::string problem;
+  if (!Exchange({{"id", 0}, {"op", "ping"}}, 300, &answer, &problem)) {
+    Stop();
+    throw HarnessError("the compile server (" + options_.python + " " + options_.server_script +
+                       ") did not start: " + problem + (options_.log_path.empty() ? "" : "; see " + options_.log_path));
+  }
+}
+
+void CompileClient::Stop() {
+  if (pid_ <= 0) return;
+  if (to_server_ >= 0) ::close(to_server_);
+  if (from_server_ >= 0) ::close(from_server_);
+  to_server_ = from_server_ = -1;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  int status;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nlohmann::json* answer,
+                             std::string* problem) {
+  const std::string line = request.dump() + "\n";
+  size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(to_server_, line.data() + written, line.size() - written);
+    if (n <= 0) {
+      *problem = "the server is gone (write failed)";
+      return false;
+    }
+    written += static_cast<size_t>(n);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    const size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      const std::string reply = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      try {
+        *answer = nlohmann::json::parse(reply);
+      } catch (const nlohmann::json::exception& e) {
+        *problem = "unreadable answer: " + reply.substr(0, 200);
+        return false;
+      }
+      if (answer->value("id", -1) == request.value("id", -2)) return true;
+      continue;  // an answer to an abandoned request
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      *problem = "no answer within " + std::to_string(timeout_s) + " s";
+      return false;
+    }
+    pollfd pfd{from_server_, POLLIN, 0};
+    const int r = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (r < 0 && errno != EINTR) {
+      *problem = std::string("poll failed: ") + std::strerror(errno);
+      return false;
+    }
+    if (r > 0) {
+      char buf[65536];
+      const ssize_t n = ::read(from_server_, buf, sizeof(buf));
+      if (n <= 0) {
+        *problem = "the server exited";
+        return false;
+      }
+      buffer_.append(buf, static_cast<size_t>(n));
+    }
+  }
+}
+
+CompileResult CompileClient::Compile(const std::string& program, const std::string& out,
+                                     const std::string& inductor_configs_json) {
+  if (pid_ <= 0) Start();
+  ++requests_;
+  const nlohmann::json request = {{"id", next_id_++},
+                                  {"op", "compile"},
+                                  {"program", program},
+                                  {"out", out},
+                                  {"inductor_configs", nlohmann::json::parse(inductor_configs_json)}};
+  CompileResult r;
+  nlohmann::json answer;
+  std::string problem;
+  const auto start = std::chrono::steady_clock::now();
+  if (!Exchange(request, options_.timeout_s, &answer, &problem)) {
+    const bool timed_out = problem.rfind("no answer", 0) == 0;
+    Stop();  // restarted lazily by the next request
+    r.phase = timed_out ? "timeout" : "server";
+    r.message = "compile server: " + problem;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  }
+  r.ok = answer.value("ok", false);
+  r.phase = answer.value("phase", "");
+  r.seconds = answer.value("seconds", 0.0);
+  r.out = answer.value("out", "");
+  if (answer.contains("error")) {
+    const auto& e = answer.at("error");
+    r.error_type = e.value("type", "");
+    r.message = e.value("message", "");
+    r.compiler_errors = e.value("compiler_errors", "");
+  }
+  return r;
+}
+
+}  // namespace aoti

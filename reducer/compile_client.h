@@ -1,0 +1,58 @@
+// CompileClient: the reducer's side of tools/compile_server.py. Starts the server lazily
+// (torch is imported once per server), sends one JSON line per compile, enforces a
+// per-compile timeout, restarts a server that died or hung, and never leaves it running
+// after the client goes away (its own process group, killed with its parent).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace aoti {
+
+struct CompileServerOptions {
+  std::string python;          // interpreter with torch
+  std::string server_script;   // tools/compile_server.py (package_model.py beside it)
+  double timeout_s = 600;      // per compile
+  std::string log_path;        // the server's stderr; /dev/null if empty
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string phase;     // "done", "load", "compile", "timeout", "server"
+  double seconds = 0;
+  std::string out;       // the archive written (program + inputs + compiled model or failure)
+  std::string error_type, message, compiler_errors;
+};
+
+class CompileClient {
+ public:
+  explicit CompileClient(CompileServerOptions options) : options_(std::move(options)) {}
+  ~CompileClient();
+  CompileClient(const CompileClient&) = delete;
+  CompileClient& operator=(const CompileClient&) = delete;
+
+  // Compile: program archive in, compiled archive at `out`. Never throws for a model
+  // problem; throws HarnessError when the server cannot be started at all.
+  CompileResult Compile(const std::string& program, const std::string& out, const std::string& inductor_configs_json);
+
+  int restarts() const { return restarts_; }
+  int requests() const { return requests_; }
+
+ private:
+  void Start();
+  void Stop();
+  // Exchange sends one request and waits for its answer line (or the deadline).
+  bool Exchange(const nlohmann::json& request, double timeout_s, nlohmann::json* answer, std::string* problem);
+
+  CompileServerOptions options_;
+  pid_t pid_ = -1;
+  int to_server_ = -1, from_server_ = -1;
+  std::string buffer_;
+  int restarts_ = 0, requests_ = 0, next_id_ = 1;
+  bool started_once_ = false;
+};
+
+}  // namespace aoti

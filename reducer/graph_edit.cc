@@ -1,0 +1,191 @@
+#include "reducer/graph_edit.h"
+
+#include <map>
+
+#include "harness/errors.h"
+
+namespace aoti {
+namespace {
+
+using json = nlohmann::json;
+
+json TensorArg(const std::string& name) { return json{{"as_tensor", {{"name", name}}}}; }
+
+bool IsSymValue(const Program& p, const std::string& name) { return p.tensor_values.count(name) == 0; }
+
+// Rebuild graph inputs / outputs from the specs, and keep only the metadata still used.
+void Finish(Program* p) {
+  // Constant inputs are not graph inputs in the serialized program.
+  p->graph_inputs.clear();
+  for (const auto& s : p->input_specs) {
+    if (s.kind == InputKind::kConstantInput) continue;
+    p->graph_inputs.push_back(s.kind == InputKind::kUserInput ? s.arg : TensorArg(s.value_name));
+  }
+  p->graph_outputs.clear();
+  for (const auto& s : p->output_specs) {
+    p->graph_outputs.push_back(s.kind == OutputKind::kUserOutput ? s.arg : TensorArg(s.value_name));
+  }
+  std::set<std::string> used;
+  for (const auto& n : p->nodes) {
+    for (const auto& v : NodeInputNames(n)) used.insert(v);
+    for (const auto& v : NodeOutputNames(n)) used.insert(v);
+  }
+  for (const auto& s : p->input_specs) used.insert(s.value_name);
+  for (auto it = p->tensor_values.begin(); it != p->tensor_values.end();) {
+    it = used.count(it->first) ? std::next(it) : p->tensor_values.erase(it);
+  }
+  // Keep the document's tensor_values in step (ToJson writes the document's graph fields).
+  json& tv = p->document["graph_module"]["graph"]["tensor_values"];
+  for (auto it = tv.begin(); it != tv.end();) {
+    if (used.count(it.key())) ++it;
+    else it = tv.erase(it);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> UserInputNames(const Program& program) {
+  std::vector<std::string> names;
+  for (const auto& s : program.input_specs) {
+    if (s.kind == InputKind::kUserInput && !s.value_name.empty()) names.push_back(s.value_name);
+  }
+  return names;
+}
+
+std::vector<std::string> OperatorNames(const Program& program) {
+  std::vector<std::string> names;
+  for (const auto& n : program.nodes) {
+    names.push_back(n.target.rfind("torch.ops.", 0) == 0 ? n.target.substr(10) : n.target);
+  }
+  return names;
+}
+
+Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputMode mode) {
+  Program p = program;
+  p.nodes.clear();
+  std::set<std::string> made;   // values kept nodes make
+  std::set<std::string> read_by_kept;
+  std::vector<std::string> read_order;
+  for (size_t i = 0; i < program.nodes.size(); ++i) {
+    if (!keep[i]) continue;
+    const Node& n = program.nodes[i];
+    for (const auto& v : NodeInputNames(n)) {
+      if (!made.count(v) && read_by_kept.insert(v).second) read_order.push_back(v);
+    }
+    for (const auto& v : NodeOutputNames(n)) made.insert(v);
+    p.nodes.push_back(n);
+  }
+  // Inputs: existing specs that kept nodes (or kept outputs) read, then the cut edges.
+  std::set<std::string> existing;
+  for (const auto& s : program.input_specs) existing.insert(s.value_name);
+  std::set<std::string> current_outputs;
+  for (const auto& s : program.output_specs) {
+    if (s.kind == OutputKind::kUserOutput && !s.value_name.empty()) current_outputs.insert(s.value_name);
+  }
+  // Outputs.
+  p.output_specs.clear();
+  std::set<std::string> out_names;
+  auto add_output = [&](const std::string& v) {
+    if (!out_names.insert(v).second) return;
+    OutputSpecEntry e;
+    e.kind = OutputKind::kUserOutput;
+    e.arg = TensorArg(v);
+    e.value_name = v;
+    p.output_specs.push_back(std::move(e));
+  };
+  if (mode == OutputMode::kPreserve) {
+    for (const auto& s : program.output_specs) {
+      if (s.kind == OutputKind::kUserOutput && made.count(s.value_name)) add_output(s.value_name);
+    }
+  } else {
+    std::set<std::string> read_by_removed;
+    for (size_t i = 0; i < program.nodes.size(); ++i) {
+      if (keep[i]) continue;
+      for (const auto& v : NodeInputNames(program.nodes[i])) read_by_removed.insert(v);
+    }
+    for (const auto& n : p.nodes) {
+      for (const auto& v : NodeOutputNames(n)) {
+        if ((read_by_removed.count(v) || current_outputs.count(v)) && !IsSymValue(program, v)) add_output(v);
+      }
+    }
+  }
+  // Buffer mutations whose new value is still made stay.
+  for (const auto& s : program.output_specs) {
+    if (s.kind != OutputKind::kUserOutput && made.count(s.value_name)) p.output_specs.push_back(s);
+  }
+  p.input_specs.clear();
+  for (const auto& s : program.input_specs) {
+    if (read_by_kept.count(s.value_name) || out_names.count(s.value_name)) p.input_specs.push_back(s);
+  }
+  std::vector<InputSpecEntry> cut;
+  for (const auto& v : read_order) {
+    if (existing.count(v)) continue;
+    if (IsSymValue(program, v)) {
+      throw HarnessError("cutting at '" + v + "' would make a symbolic value an input, which is not supported");
+    }
+    InputSpecEntry e;
+    e.kind = InputKind::kUserInput;
+    e.value_name = v;
+    e.arg = TensorArg(v);
+    e.raw = json{{"arg", e.arg}};
+    cut.push_back(std::move(e));
+  }
+  // User inputs first (existing order, then cut edges), then the lifted state, as export lays them out.
+  std::vector<InputSpecEntry> ordered;
+  for (const auto& s : p.input_specs) if (s.kind != InputKind::kUserInput) ordered.push_back(s);
+  for (const auto& s : p.input_specs) if (s.kind == InputKind::kUserInput) ordered.push_back(s);
+  for (auto& s : cut) ordered.push_back(std::move(s));
+  p.input_specs = std::move(ordered);
+  Finish(&p);
+  return mode == OutputMode::kPreserve ? RemoveUnusedInputs(EliminateDeadCode(p)) : RemoveUnusedInputs(p);
+}
+
+Program DropOutputs(const Program& program, const std::set<std::string>& outputs) {
+  Program p = program;
+  p.output_specs.clear();
+  for (const auto& s : program.output_specs) {
+    if (!(s.kind == OutputKind::kUserOutput && outputs.count(s.value_name))) p.output_specs.push_back(s);
+  }
+  Finish(&p);
+  return RemoveUnusedInputs(EliminateDeadCode(p));
+}
+
+Program EliminateDeadCode(const Program& program) {
+  Program p = program;
+  std::set<std::string> live;
+  for (const auto& s : p.output_specs) {
+    std::vector<std::string> names;
+    ArgumentValueNames(s.arg, &names);
+    for (const auto& n : names) live.insert(n);
+    if (!s.value_name.empty()) live.insert(s.value_name);
+  }
+  std::vector<bool> keep(p.nodes.size(), false);
+  for (size_t i = p.nodes.size(); i-- > 0;) {
+    bool needed = false;
+    for (const auto& v : NodeOutputNames(p.nodes[i])) needed = needed || live.count(v);
+    if (!needed) continue;
+    keep[i] = true;
+    for (const auto& v : NodeInputNames(p.nodes[i])) live.insert(v);
+  }
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < p.nodes.size(); ++i) if (keep[i]) nodes.push_back(p.nodes[i]);
+  p.nodes = std::move(nodes);
+  Finish(&p);
+  return p;
+}
+
+Program RemoveUnusedInputs(const Program& program) {
+  Program p = program;
+  std::set<std::string> used;
+  for (const auto& n : p.nodes) for (const auto& v : NodeInputNames(n)) used.insert(v);
+  for (const auto& s : p.output_specs) used.insert(s.value_name);
+  std::vector<InputSpecEntry> specs;
+  for (const auto& s : p.input_specs) {
+    if (used.count(s.value_name) || s.kind == InputKind::kToken) specs.push_back(s);
+  }
+  p.input_specs = std::move(specs);
+  Finish(&p);
+  return p;
+}
+
+}  // namespace aoti

@@ -1,0 +1,44 @@
+// Graph edits over a Program, each producing a valid program that torch.export.load
+// accepts (the reducer's candidates):
+//
+//   KeepNodes: keep a subset of nodes. A value a kept node reads but no kept node makes
+//     becomes a user input (its concrete value comes from the eager run: a cut edge);
+//     parameters, buffers and constants stay what they were. The outputs are either the
+//     current outputs that kept nodes still make (kPreserve, then dead code goes), or
+//     every value kept nodes make that a removed node or a current output read
+//     (kFrontier: the cut edges going forward become outputs).
+//   DropOutputs: remove user outputs, then dead code.
+//   EliminateDeadCode / RemoveUnusedInputs: the clean-ups every candidate gets.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/program.h"
+
+namespace aoti {
+
+enum class OutputMode { kPreserve, kFrontier };
+
+// KeepNodes: keep[i] says whether node i stays. Throws HarnessError when the edit would
+// need a symbolic value as an input (not supported yet).
+Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputMode mode);
+
+Program DropOutputs(const Program& program, const std::set<std::string>& outputs);
+
+// EliminateDeadCode removes nodes none of whose values is read or returned (nodes with
+// no outputs, such as metadata asserts, go with the values they check).
+Program EliminateDeadCode(const Program& program);
+
+// RemoveUnusedInputs drops inputs (user inputs, parameters, buffers, constants) that no
+// node reads and no output returns.
+Program RemoveUnusedInputs(const Program& program);
+
+// UserInputNames: the value names of the program's user inputs, in order.
+std::vector<std::string> UserInputNames(const Program& program);
+
+// OperatorNames: the node targets, short ("aten.relu.default"), in order.
+std::vector<std::string> OperatorNames(const Program& program);
+
+}  // namespace aoti

@@ -1,0 +1,97 @@
+#include "reducer/oracle.h"
+
+#include <cstdio>
+#include <functional>
+
+#include "harness/errors.h"
+#include "reducer/candidate_archive.h"
+#include "reducer/graph_edit.h"
+
+namespace aoti {
+
+Oracle::Oracle(const Pt2Archive& original, std::string model, std::string inductor_configs_json,
+               const std::map<std::string, at::Tensor>* values, CheckOptions check, CompileClient* client,
+               std::string work_dir)
+    : original_(original),
+      model_(std::move(model)),
+      configs_(std::move(inductor_configs_json)),
+      values_(values),
+      check_(std::move(check)),
+      client_(client),
+      work_dir_(std::move(work_dir)) {}
+
+void Oracle::SetTarget(std::string failure_class, std::string check_str) {
+  target_class_ = std::move(failure_class);
+  check_str_ = std::move(check_str);
+}
+
+std::string Oracle::Key(const Program& candidate) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%016zx", std::hash<std::string>()(candidate.ToJson()));
+  return buf;
+}
+
+std::vector<at::Tensor> Oracle::InputsFor(const Program& candidate) const {
+  std::vector<at::Tensor> inputs;
+  for (const auto& name : UserInputNames(candidate)) {
+    auto it = values_->find(name);
+    if (it == values_->end()) throw HarnessError("the reducer has no eager value for input '" + name + "'");
+    inputs.push_back(it->second);
+  }
+  return inputs;
+}
+
+Verdict Oracle::Judge(const Program& candidate, const std::string& archive) {
+  ++runs_;
+  Verdict v;
+  v.archive = archive;
+  const std::vector<at::Tensor> inputs = InputsFor(candidate);
+  CheckOptions check = check_;
+  check.model = model_;
+  const CheckReport r = CheckAotiMatchesEager(archive, &inputs, check);
+  v.failure_class = r.pass ? "" : r.failure_class;
+  v.message = r.message;
+  v.fails = !r.pass && r.failure_class == target_class_ &&
+            (check_str_.empty() || r.message.find(check_str_) != std::string::npos);
+  if (!v.fails) {
+    v.not_failing_reason = r.pass ? "passes" : "fails differently (" + r.failure_class + ")";
+    if (!r.pass && r.failure_class == target_class_) v.not_failing_reason = "message lacks the check string";
+  }
+  return v;
+}
+
+Verdict Oracle::Test(const Program& candidate) {
+  const std::string key = Key(candidate);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) {
+    ++cache_hits_;
+    Verdict v = it->second;
+    v.cached = true;
+    return v;
+  }
+  const std::string program_path = work_dir_ + "/cand_" + key + ".pt2";
+  const std::string compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
+  WriteCandidateArchive(original_, model_, candidate, InputsFor(candidate), configs_, program_path);
+  ++compiles_;
+  const CompileResult c = client_->Compile(program_path, compiled_path, configs_);
+  compile_seconds_ += c.seconds;
+  std::remove(program_path.c_str());
+  Verdict v;
+  if (c.phase == "load" || c.phase == "timeout" || c.phase == "server") {
+    v.failure_class = c.phase == "load" ? "export error" : "compile server " + c.phase;
+    v.not_failing_reason = v.failure_class + ": " + c.error_type + " " + c.message.substr(0, 300);
+  } else {
+    v = Judge(candidate, compiled_path);
+  }
+  cache_[key] = v;
+  return v;
+}
+
+Verdict Oracle::Rerun(const Program& candidate) {
+  const std::string key = Key(candidate);
+  auto it = cache_.find(key);
+  if (it == cache_.end() || it->second.archive.empty()) return Test(candidate);
+  return Judge(candidate, it->second.archive);
+}
+
+}  // namespace aoti

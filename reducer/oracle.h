@@ -1,0 +1,73 @@
+// Oracle: does a candidate program still fail the way the original did?
+//
+// A candidate is written as an archive (reducer/candidate_archive.h), compiled by the
+// compile server, and checked with the harness' own check (preflight, isolated compiled
+// run, interpreter eager + fp64, verdict), so a crash is an answer and not the end. It
+// "still fails" when the failure class is the original's (compile error, load error,
+// runtime error, the same signal, timeout, accuracy) and, with a check string, the
+// message contains it. A candidate that cannot be loaded or compiled by the server
+// counts as not failing, with the reason logged. Verdicts are cached by a structural
+// hash of the candidate (its program text), so no program is compiled twice.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "harness/program.h"
+#include "harness/pt2_archive.h"
+#include "matchers/aoti_matches_eager.h"
+#include "reducer/compile_client.h"
+
+namespace aoti {
+
+struct Verdict {
+  bool fails = false;          // fails the same way as the original
+  std::string failure_class;   // what this candidate did ("" when it passed)
+  std::string message;
+  std::string archive;         // the compiled candidate archive
+  std::string not_failing_reason;
+  bool cached = false;
+};
+
+class Oracle {
+ public:
+  Oracle(const Pt2Archive& original, std::string model, std::string inductor_configs_json,
+         const std::map<std::string, at::Tensor>* values, CheckOptions check, CompileClient* client,
+         std::string work_dir);
+
+  // SetTarget: the failure to preserve.
+  void SetTarget(std::string failure_class, std::string check_str);
+  const std::string& target_class() const { return target_class_; }
+
+  Verdict Test(const Program& candidate);
+  // Rerun: check an already compiled candidate again (no compile), for flakiness.
+  Verdict Rerun(const Program& candidate);
+
+  std::vector<at::Tensor> InputsFor(const Program& candidate) const;
+  static std::string Key(const Program& candidate);
+
+  int compiles() const { return compiles_; }
+  int cache_hits() const { return cache_hits_; }
+  int runs() const { return runs_; }
+  double compile_seconds() const { return compile_seconds_; }
+
+ private:
+  Verdict Judge(const Program& candidate, const std::string& archive);
+
+  const Pt2Archive& original_;
+  std::string model_, configs_;
+  const std::map<std::string, at::Tensor>* values_;
+  CheckOptions check_;
+  CompileClient* client_;
+  std::string work_dir_;
+  std::string target_class_, check_str_;
+  std::map<std::string, Verdict> cache_;
+  int compiles_ = 0, cache_hits_ = 0, runs_ = 0;
+  double compile_seconds_ = 0;
+};
+
+}  // namespace aoti

@@ -1,0 +1,120 @@
+#include "reducer/reducer.h"
+
+#include <chrono>
+#include <map>
+
+#include "harness/interpreter.h"
+#include "harness/pt2_archive.h"
+#include "reducer/graph_edit.h"
+#include "reducer/oracle.h"
+#include "reducer/strategies/strategy.h"
+
+namespace aoti {
+
+ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, CompileClient* client,
+                    const std::string& work_dir, const std::function<void(const std::string&)>& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  ReduceResult result;
+  auto archive = Pt2Archive::Open(spec.package);
+  result.original = Program::Parse(archive->ProgramJson(spec.model), spec.package);
+  result.nodes_before = result.original.nodes.size();
+  const std::vector<at::Tensor> inputs = spec.inputs.empty() ? archive->SampleInputs() : spec.inputs;
+  result.inductor_configs_json = !spec.inductor_configs_json.empty()
+                                     ? spec.inductor_configs_json
+                                     : (archive->Manifest() ? archive->Manifest()->inductor_configs_json : "{}");
+  if (spec.failure_class == "preflight" || spec.failure_class == "harness error") {
+    throw HarnessError("a " + spec.failure_class + " failure is about the inputs or the package, not the program; "
+                       "there is nothing to reduce (fix what the message names)");
+  }
+  // 1. Every value of the original program, from one eager run.
+  std::map<std::string, at::Tensor> values;
+  {
+    Interpreter eager(result.original, LoadProgramState(*archive, spec.model));
+    const auto names = UserInputNames(result.original);
+    if (names.size() != inputs.size()) {
+      throw HarnessError(spec.package + ": the program takes " + std::to_string(names.size()) + " inputs, " +
+                         std::to_string(inputs.size()) + " were given");
+    }
+    for (size_t i = 0; i < names.size(); ++i) values[names[i]] = inputs[i];
+    RunOptions keep;
+    keep.observer = [&](const Node&, const std::string& name, const c10::IValue& v) {
+      if (v.isTensor()) values[name] = v.toTensor();
+    };
+    eager.Run(inputs, keep);
+  }
+  Oracle oracle(*archive, spec.model, result.inductor_configs_json, &values, spec.check, client, work_dir);
+  oracle.SetTarget(spec.failure_class, options.check_str);
+  Program start_program = RemoveUnusedInputs(EliminateDeadCode(result.original));
+  // 2. Sanity.
+  if (!options.skip_sanity || spec.failure_class.empty()) {
+    progress("sanity: compiling and running the original (" + std::to_string(start_program.nodes.size()) + " nodes)");
+    const Verdict v = oracle.Test(start_program);
+    if (spec.failure_class.empty()) {
+      if (v.failure_class.empty()) throw HarnessError(spec.package + ": the original passes; there is nothing to reduce");
+      oracle.SetTarget(v.failure_class, options.check_str);
+    } else if (!v.fails) {
+      throw HarnessError(spec.package + ": the original no longer fails as " + spec.failure_class + " (" +
+                         (v.failure_class.empty() ? std::string("it passes") : "it fails as " + v.failure_class) +
+                         "); nothing to reduce. " + v.message.substr(0, 500));
+    }
+    progress("sanity: the original fails as " + oracle.target_class());
+  }
+  // 3. Strategies.
+  std::vector<const StrategyInfo*> order;
+  if (options.strategies.empty()) {
+    for (const auto& s : Strategies()) order.push_back(&s);
+  } else {
+    for (const auto& name : options.strategies) {
+      const StrategyInfo* s = FindStrategy(name);
+      if (!s) {
+        std::string known;
+        for (const auto& k : Strategies()) known += std::string(known.empty() ? "" : ", ") + k.name;
+        throw HarnessError("unknown strategy '" + name + "'; known: " + known);
+      }
+      order.push_back(s);
+    }
+  }
+  for (const auto* s : order) result.strategies.push_back(s->name);
+  ReductionState state(start_program, &oracle, &options, progress);
+  bool progress_made = true;
+  while (progress_made && state.current().nodes.size() > 1 && !state.OutOfTime()) {
+    progress_made = false;
+    for (const auto* s : order) {
+      if (state.OutOfTime()) break;
+      progress("strategy " + std::string(s->name) + " on " + std::to_string(state.current().nodes.size()) + " nodes");
+      try {
+        if (s->run(state)) {
+          progress_made = true;
+          break;
+        }
+      } catch (const HarnessError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw ReducerError(std::string("strategy ") + s->name + " raised: " + e.what());
+      }
+    }
+  }
+  result.budget_exhausted = state.OutOfTime();
+  if (result.budget_exhausted) progress("the time budget is spent; keeping the best result so far");
+  // 4. The final result, checked again.
+  result.minimal = state.current();
+  result.minimal_inputs = oracle.InputsFor(result.minimal);
+  const Verdict final_verdict = oracle.Test(result.minimal);
+  const Verdict again = oracle.Rerun(result.minimal);
+  result.final_recheck_failed_again = again.fails;
+  result.failure_class = oracle.target_class();
+  result.message = final_verdict.message;
+  result.final_archive = final_verdict.archive;
+  result.nodes_after = result.minimal.nodes.size();
+  result.compiles = oracle.compiles();
+  result.cache_hits = oracle.cache_hits();
+  result.runs = oracle.runs();
+  result.flaky = state.flaky();
+  result.compile_seconds = oracle.compile_seconds();
+  result.log = state.log();
+  result.checkpoints = state.accepted();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace aoti

@@ -1,0 +1,62 @@
+// Reduce: from a failing case (program archive, inputs, inductor config patches, the
+// observed failure) to a program with as few nodes as possible that fails the same way.
+//
+//   1. run the original through the interpreter once, keeping every value (cut edges
+//      become inputs with these values);
+//   2. sanity: the original still fails, and in which class (skippable);
+//   3. the strategies (reducer/strategies/), in registry order, restarting from the top
+//      after any success, until none makes progress or the budget is spent;
+//   4. the final result is checked again.
+// Failures of the reducer itself are ReducerError, which says what to attach to a report.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "harness/errors.h"
+#include "harness/program.h"
+#include "matchers/aoti_matches_eager.h"
+#include "reducer/compile_client.h"
+#include "reducer/reduction_state.h"
+
+namespace aoti {
+
+class ReducerError : public HarnessError {
+ public:
+  explicit ReducerError(const std::string& message)
+      : HarnessError("aoti_reduce failed (a problem in the reducer, not in your model): " + message +
+                     "\nPlease report it with the case directory (original.pt2, case.json) and this message.") {}
+};
+
+struct ReduceSpec {
+  std::string package;                 // the original archive: program, inputs, config patches
+  std::string model = "model";
+  std::vector<at::Tensor> inputs;      // empty: the archive's sample inputs
+  std::string failure_class;           // empty: whatever the sanity check finds
+  std::string inductor_configs_json;   // empty: the archive's manifest
+  CheckOptions check;                  // accuracy rule and runner
+};
+
+struct ReduceResult {
+  Program original, minimal;
+  std::vector<at::Tensor> minimal_inputs;
+  std::string failure_class, message;  // the preserved failure, as the final check saw it
+  std::string final_archive;           // compiled minimal program
+  std::string inductor_configs_json;
+  size_t nodes_before = 0, nodes_after = 0;
+  int compiles = 0, cache_hits = 0, runs = 0, flaky = 0;
+  double seconds = 0, compile_seconds = 0;
+  bool budget_exhausted = false;
+  bool final_recheck_failed_again = false;
+  std::vector<LogEntry> log;
+  std::vector<std::pair<size_t, std::string>> checkpoints;
+  std::vector<std::string> strategies;  // the order used
+};
+
+ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, CompileClient* client,
+                    const std::string& work_dir, const std::function<void(const std::string&)>& progress);
+
+}  // namespace aoti

@@ -1,0 +1,67 @@
+// ReductionState: what the strategies work on: the current (smallest failing) program,
+// the oracle, the options, the log, and the budget. Try() is the one way a strategy
+// changes the current program.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/program.h"
+#include "reducer/oracle.h"
+
+namespace aoti {
+
+struct ReduceOptions {
+  std::string check_str;          // the failure message must contain it
+  int max_granularity = 0;        // delta debugging's first window (a power of two); 0: largest that fits
+  bool skip_sanity = false;       // do not check that the original still fails
+  double time_budget_s = 0;       // 0: none; when spent, keep the best so far and say so
+  std::vector<std::string> strategies;  // empty: all, in registry order
+};
+
+struct LogEntry {
+  std::string strategy;
+  std::string what;
+  size_t nodes_before = 0, nodes_after = 0;
+};
+
+class ReductionState {
+ public:
+  ReductionState(Program current, Oracle* oracle, const ReduceOptions* options,
+                 std::function<void(const std::string&)> progress);
+
+  const Program& current() const { return current_; }
+  Oracle& oracle() { return *oracle_; }
+  const ReduceOptions& options() const { return *options_; }
+
+  // Try tests a candidate; when it fails the same way, is smaller, and fails again on a
+  // second run (not flaky), it becomes the current program. Returns whether it did.
+  bool Try(const Program& candidate, const std::string& strategy, const std::string& what);
+  // Fails: the oracle's verdict without accepting (for searches such as bisection).
+  bool Fails(const Program& candidate);
+
+  bool OutOfTime() const;
+  void Progress(const std::string& line) const;
+
+  const std::vector<LogEntry>& log() const { return log_; }
+  // Accepted: the compiled archives of accepted candidates, by node count (checkpoints).
+  const std::vector<std::pair<size_t, std::string>>& accepted() const { return accepted_; }
+  int flaky() const { return flaky_; }
+
+ private:
+  Program current_;
+  Oracle* oracle_;
+  const ReduceOptions* options_;
+  std::function<void(const std::string&)> progress_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<LogEntry> log_;
+  std::vector<std::pair<size_t, std::string>> accepted_;
+  int flaky_ = 0;
+};
+
+// Size: how a candidate compares: nodes first, then outputs, then inputs.
+size_t ProgramSize(const Program& p);
+
+}  // namespace aoti

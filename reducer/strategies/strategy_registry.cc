@@ -1,0 +1,24 @@
+// The strategy registry: order, names and one-line descriptions in one table.
+#include "reducer/strategies/strategy.h"
+
+namespace aoti {
+
+const std::vector<StrategyInfo>& Strategies() {
+  static const std::vector<StrategyInfo> kStrategies = {
+      {"bisect_prefix", "binary search for the shortest failing prefix in topological order", &BisectPrefix},
+      {"isolate_tail", "keep only the last 1, 2, 4, ... nodes of the current program", &IsolateTail},
+      {"remove_outputs", "keep one output, or drop half of them, then eliminate dead code", &RemoveOutputs},
+      {"delta_debugging", "replace windows of G nodes by inputs (G halving to 1), then eliminate dead code",
+       &DeltaDebugging},
+  };
+  return kStrategies;
+}
+
+const StrategyInfo* FindStrategy(const std::string& name) {
+  for (const auto& s : Strategies()) {
+    if (name == s.name) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace aoti

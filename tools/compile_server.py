@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""compile_server: a persistent AOTI compile process for the reducer.
+
+torch is imported once; requests and answers are JSON lines on stdin / stdout (anything
+else torch prints goes to stderr). Requests:
+
+  {"id": 1, "op": "compile", "program": "cand.pt2", "out": "cand_aoti.pt2",
+   "inductor_configs": {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}}
+  {"id": 2, "op": "ping"}
+  {"id": 3, "op": "shutdown"}
+
+`program` is a candidate archive written by the reducer: a torch.export program
+(models/model.json + weights) with its inputs as raw tensors (extra/aoti_harness/
+package.json + aoti_harness/tensors/). The server adds upstream's sample inputs, loads it
+with torch.export.load, compiles it with aoti_compile_and_package, and writes `out`: the
+program, inputs and compiled model in one archive, or, when the compile fails, the
+program and inputs with the failure recorded in the manifest, as package_model does.
+
+Answers: {"id", "ok", "phase" ("load" | "compile" | "done"), "seconds", "out",
+          "error": {"type", "message", "compiler_errors", "traceback"}}.
+"""
+
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+warnings.filterwarnings("ignore", category=FutureWarning)
+
+import package_model  # noqa: E402  (after the environment is set)
+
+
+def read_inputs(path):
+    """The candidate's flat inputs from its harness manifest and raw tensors."""
+    import torch
+    from torch.export.pt2_archive._package import PT2ArchiveReader
+
+    r = PT2ArchiveReader(path)
+    manifest = json.loads(r.read_string(package_model.EXTRA_DIR + "package.json"))
+    tensors = []
+    for rec in manifest["inputs"]:
+        data = bytearray(r.read_bytes(package_model.TENSOR_DIR + rec["file"]))
+        dtype = getattr(torch, rec["dtype"])
+        flat = torch.frombuffer(data, dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+        t = flat.view(dtype).reshape(rec["sizes"]) if data else torch.empty(rec["sizes"], dtype=dtype)
+        if rec.get("strides") and list(t.stride()) != rec["strides"]:
+            t = torch.empty_strided(rec["sizes"], rec["strides"], dtype=dtype).copy_(t)
+        tensors.append(t.clone())
+    return manifest, tensors
+
+
+def compile_request(req, workdir):
+    import torch
+
+    start = time.time()
+    program, out = req["program"], req["out"]
+    configs = {k: package_model.parse_config_value(v) for k, v in req.get("inductor_configs", {}).items()}
+    answer = {"id": req.get("id"), "out": out}
+    try:
+        manifest, inputs = read_inputs(program)
+        buf = io.BytesIO()
+        torch.save((tuple(inputs), {}), buf)
+        loadable = os.path.join(workdir, "candidate.pt2")
+        package_model.merge_archives(loadable, [program], {"data/sample_inputs/model.pt": buf.getvalue()}, workdir)
+        ep = torch.export.load(loadable)
+    except Exception as e:
+        answer.update(ok=False, phase="load", seconds=round(time.time() - start, 3),
+                      error={"type": f"{type(e).__module__}.{type(e).__qualname__}", "message": str(e),
+                             "compiler_errors": "", "traceback": traceback.format_exc()})
+        return answer
+    aoti_pt2 = os.path.join(workdir, "aoti.pt2")
+    record = package_model.compile_aoti(ep, configs, aoti_pt2)
+    manifest["compile"] = record
+    manifest["inductor_configs"] = configs
+    package_model.merge_archives(
+        out, [loadable] + ([aoti_pt2] if record["status"] == "ok" else []),
+        {package_model.EXTRA_DIR + "package.json": json.dumps(manifest, indent=1, sort_keys=True).encode()},
+        workdir)
+    answer.update(ok=record["status"] == "ok", phase="done" if record["status"] == "ok" else "compile",
+                  seconds=round(time.time() - start, 3))
+    if record["status"] != "ok":
+        answer["error"] = record["error"]
+    return answer
+
+
+def main():
+    import torch
+
+    out = sys.stdout
+    sys.stdout = sys.stderr  # anything torch prints must not corrupt the protocol
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            op = req.get("op")
+            if op == "ping":
+                answer = {"id": req.get("id"), "ok": True, "torch": torch.__version__, "pid": os.getpid()}
+            elif op == "shutdown":
+                out.write(json.dumps({"id": req.get("id"), "ok": True}) + "\n")
+                out.flush()
+                return 0
+            elif op == "compile":
+                with tempfile.TemporaryDirectory(prefix="aoti_compile_") as workdir:
+                    answer = compile_request(req, workdir)
+            else:
+                answer = {"id": req.get("id"), "ok": False, "phase": "request",
+                          "error": {"type": "BadRequest", "message": f"unknown op {op!r}; expected compile, ping or shutdown"}}
+        except Exception as e:  # a bad request must not end the server
+            answer = {"id": None, "ok": False, "phase": "request",
+                      "error": {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}}
+        out.write(json.dumps(answer) + "\n")
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
