@@ -227,7 +227,7 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
       argv.push_back("--op_library");
       argv.push_back(lib);
     }
-    std::vector<std::pair<std::string, std::string>> env;
+    std::vector<std::pair<std::string, std::string>> env = options.env;
     if (options.runtime_check_inputs) env.emplace_back("AOTI_RUNTIME_CHECK_INPUTS", "1");
     const std::string log = work.path() + "/child.log";
     int status = 0;

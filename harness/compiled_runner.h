@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -45,6 +46,7 @@ struct RunnerOptions {
   std::string runner_path;                 // the aoti_runner binary; found in runfiles if empty
   std::vector<std::string> op_libraries;   // shared libraries of custom ops for the child
   bool runtime_check_inputs = false;       // AOTI_RUNTIME_CHECK_INPUTS=1 for the run
+  std::vector<std::pair<std::string, std::string>> env;  // extra environment for the child
 };
 
 CompiledOutcome RunCompiled(const std::string& package, const std::string& model,

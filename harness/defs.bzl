@@ -19,7 +19,10 @@ def _aoti_package_impl(ctx):
     out = ctx.actions.declare_file(ctx.label.name + ".pt2")
     args = ctx.actions.args()
     args.add(ctx.file._tool)
-    args.add("--model", ctx.file.model)
+    if (ctx.file.model == None) == (ctx.file.program == None):
+        fail("aoti_package %s: give exactly one of model (a Python model file) and program (an exported .pt2)" % ctx.label)
+    source = ctx.file.model or ctx.file.program
+    args.add("--model" if ctx.file.model else "--program", source)
     args.add("--out", out)
     args.add("--name", ctx.attr.model_name)
     args.add("--label", str(ctx.label))
@@ -34,7 +37,7 @@ def _aoti_package_impl(ctx):
     ctx.actions.run(
         executable = ctx.file._python,
         arguments = [args],
-        inputs = [ctx.file.model, ctx.file._tool] + ctx.files.data + ctx.files.op_libraries,
+        inputs = [source, ctx.file._tool] + ctx.files.data + ctx.files.op_libraries,
         outputs = [out],
         mnemonic = "AotiPackage",
         progress_message = "AOTI-packaging %s" % ctx.label,
@@ -48,7 +51,8 @@ aoti_package = rule(
           "(program, weights, compiled model, sample inputs, eager outputs). A compile " +
           "failure is recorded in the archive instead of failing the build.",
     attrs = {
-        "model": attr.label(allow_single_file = [".py"], mandatory = True, doc = "Python model file following the model file contract."),
+        "model": attr.label(allow_single_file = [".py"], doc = "Python model file following the model file contract."),
+        "program": attr.label(allow_single_file = [".pt2"], doc = "Or: an exported program archive with sample inputs (a reducer's repro.pt2), compiled as it is."),
         "data": attr.label_list(allow_files = True, doc = "Files the model file reads."),
         "op_libraries": attr.label_list(allow_files = [".so"], doc = "Shared libraries of C++ custom operators (TORCH_LIBRARY) to load before the model file."),
         "model_name": attr.string(default = "model", doc = "Model name inside the archive."),

@@ -109,6 +109,7 @@ int Main(int argc, char** argv) {
                            "/aoti_harness/tools/compile_server.py";
   }
   server.timeout_s = FLAGS_compile_timeout_s;
+  server.op_libraries = spec.check.runner.op_libraries;
   const std::string out = FLAGS_out.empty() ? "aoti_repro" : FLAGS_out;
   aoti::MakeDirs(out);
   server.log_path = out + "/compile_server.log";

@@ -228,7 +228,7 @@ std::string EnvironmentHeader(const std::string& package) {
 }
 
 // Messages name the reducer's temporary candidate archive; in the artifacts it is repro.pt2.
-std::string WithReproPath(std::string message, const std::string& archive) {
+static std::string WithReproPath(std::string message, const std::string& archive) {
   if (archive.empty()) return message;
   for (size_t p = message.find(archive); p != std::string::npos; p = message.find(archive, p)) {
     message.replace(p, archive.size(), "repro.pt2");

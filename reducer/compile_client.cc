@@ -129,7 +129,8 @@ CompileResult CompileClient::Compile(const std::string& program, const std::stri
                                   {"op", "compile"},
                                   {"program", program},
                                   {"out", out},
-                                  {"inductor_configs", nlohmann::json::parse(inductor_configs_json)}};
+                                  {"inductor_configs", nlohmann::json::parse(inductor_configs_json)},
+                                  {"op_libraries", options_.op_libraries}};
   CompileResult r;
   nlohmann::json answer;
   std::string problem;

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@ struct CompileServerOptions {
   std::string server_script;   // tools/compile_server.py (package_model.py beside it)
   double timeout_s = 600;      // per compile
   std::string log_path;        // the server's stderr; /dev/null if empty
+  std::vector<std::string> op_libraries;  // custom-op libraries the programs call
 };
 
 struct CompileResult {

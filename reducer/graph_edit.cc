@@ -97,6 +97,12 @@ Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputM
     for (const auto& s : program.output_specs) {
       if (s.kind == OutputKind::kUserOutput && made.count(s.value_name)) add_output(s.value_name);
     }
+  } else if (mode == OutputMode::kLast) {
+    if (!p.nodes.empty()) {
+      for (const auto& v : NodeOutputNames(p.nodes.back())) {
+        if (!IsSymValue(program, v)) add_output(v);
+      }
+    }
   } else {
     std::set<std::string> read_by_removed;
     for (size_t i = 0; i < program.nodes.size(); ++i) {
@@ -137,7 +143,7 @@ Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputM
   for (auto& s : cut) ordered.push_back(std::move(s));
   p.input_specs = std::move(ordered);
   Finish(&p);
-  return mode == OutputMode::kPreserve ? RemoveUnusedInputs(EliminateDeadCode(p)) : RemoveUnusedInputs(p);
+  return mode == OutputMode::kFrontier ? RemoveUnusedInputs(p) : RemoveUnusedInputs(EliminateDeadCode(p));
 }
 
 Program DropOutputs(const Program& program, const std::set<std::string>& outputs) {

@@ -6,7 +6,9 @@
 //     parameters, buffers and constants stay what they were. The outputs are either the
 //     current outputs that kept nodes still make (kPreserve, then dead code goes), or
 //     every value kept nodes make that a removed node or a current output read
-//     (kFrontier: the cut edges going forward become outputs).
+//     (kFrontier: the cut edges going forward become outputs), or only what the last
+//     kept node makes (kLast, as upstream's suffix truncation does: it exposes no other
+//     intermediate, so a different bug upstream of the cut cannot take over).
 //   DropOutputs: remove user outputs, then dead code.
 //   EliminateDeadCode / RemoveUnusedInputs: the clean-ups every candidate gets.
 #pragma once
@@ -19,7 +21,7 @@
 
 namespace aoti {
 
-enum class OutputMode { kPreserve, kFrontier };
+enum class OutputMode { kPreserve, kFrontier, kLast };
 
 // KeepNodes: keep[i] says whether node i stays. Throws HarnessError when the edit would
 // need a symbolic value as an input (not supported yet).

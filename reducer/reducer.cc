@@ -42,7 +42,11 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
     };
     eager.Run(inputs, keep);
   }
-  Oracle oracle(*archive, spec.model, result.inductor_configs_json, &values, spec.check, client, work_dir);
+  // As upstream's accuracy minifier: the fp64 rule ignores bool/integer outputs, strict
+  // accuracy compares them.
+  CheckOptions check = spec.check;
+  if (check.accuracy.mode == AccuracyMode::kFp64Rmse) check.accuracy.ignore_non_fp = true;
+  Oracle oracle(*archive, spec.model, result.inductor_configs_json, &values, check, client, work_dir);
   oracle.SetTarget(spec.failure_class, options.check_str);
   Program start_program = RemoveUnusedInputs(EliminateDeadCode(result.original));
   // 2. Sanity.

@@ -5,7 +5,8 @@ torch is imported once; requests and answers are JSON lines on stdin / stdout (a
 else torch prints goes to stderr). Requests:
 
   {"id": 1, "op": "compile", "program": "cand.pt2", "out": "cand_aoti.pt2",
-   "inductor_configs": {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}}
+   "inductor_configs": {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"},
+   "op_libraries": ["libmyops.so"]}
   {"id": 2, "op": "ping"}
   {"id": 3, "op": "shutdown"}
 
@@ -56,10 +57,17 @@ def read_inputs(path):
     return manifest, tensors
 
 
+LOADED_LIBRARIES = set()
+
+
 def compile_request(req, workdir):
     import torch
 
     start = time.time()
+    for lib in req.get("op_libraries", []):
+        if lib not in LOADED_LIBRARIES:
+            torch.ops.load_library(lib)
+            LOADED_LIBRARIES.add(lib)
     program, out = req["program"], req["out"]
     configs = {k: package_model.parse_config_value(v) for k, v in req.get("inductor_configs", {}).items()}
     answer = {"id": req.get("id"), "out": out}

@@ -212,25 +212,39 @@ def package(args):
                 torch.ops.load_library(lib)
             except Exception as e:
                 raise ContractError(f"--load-library {lib!r}: cannot load the operator library: {e}") from e
-        module = load_model_file(args.model)
-        model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed)
-        model.eval()
+        source = args.model or args.program
+        ep = None
+        if args.program:
+            # An exported program (a reducer's repro.pt2): compile it as it is.
+            try:
+                ep = torch.export.load(args.program)
+            except Exception as e:
+                raise ContractError(f"--program {args.program!r}: torch.export.load failed: {type(e).__name__}: {e}") from e
+            if ep.example_inputs is None:
+                raise ContractError(f"--program {args.program!r}: the archive has no sample inputs (data/sample_inputs/)")
+            ex_args, ex_kwargs = ep.example_inputs
+            model, dyn = ep.module(), None
+        else:
+            module = load_model_file(args.model)
+            model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed)
+            model.eval()
 
-        log(f"eager run of {args.model}")
+        log(f"eager run of {source}")
         with torch.no_grad():
             try:
                 # On a copy: a model that mutates its buffers must be exported as it was.
                 eager_out = copy.deepcopy(model)(*copy.deepcopy(ex_args), **copy.deepcopy(ex_kwargs))
             except Exception as e:
-                raise ContractError(f"{args.model}: eager run raised {type(e).__name__}: {e}") from e
+                raise ContractError(f"{source}: eager run raised {type(e).__name__}: {e}") from e
         flat_out = pytree.tree_leaves(eager_out)
         flat_out64 = eager_fp64(model, ex_args, ex_kwargs)
 
-        log(f"torch.export (strict={args.strict_export})")
-        try:
-            ep = torch.export.export(model, ex_args, ex_kwargs, dynamic_shapes=dyn, strict=args.strict_export)
-        except Exception as e:
-            raise ContractError(f"{args.model}: torch.export failed: {type(e).__name__}: {e}") from e
+        if ep is None:
+            log(f"torch.export (strict={args.strict_export})")
+            try:
+                ep = torch.export.export(model, ex_args, ex_kwargs, dynamic_shapes=dyn, strict=args.strict_export)
+            except Exception as e:
+                raise ContractError(f"{args.model}: torch.export failed: {type(e).__name__}: {e}") from e
 
         sig = ep.graph_signature
         in_names = [s.arg.name for s in sig.input_specs if s.kind.name == "USER_INPUT"]
@@ -277,12 +291,12 @@ def package(args):
         manifest = {
             "format": PACKAGE_FORMAT,
             "model_name": args.name,
-            "model_file": args.label or args.model,
+            "model_file": args.label or args.model or args.program,
             "seed": args.seed,
             "torch_version": torch.__version__,
             "torch_git_version": getattr(torch.version, "git_version", "unknown"),
             "inductor_configs": configs,
-            "export": {"strict": args.strict_export, "dynamic_shapes": dyn is not None},
+            "export": {"strict": args.strict_export, "dynamic_shapes": dyn is not None, "from_program": bool(args.program)},
             "compile": compile_rec,
             "inputs": in_recs,
             "eager_outputs": out_recs,
@@ -297,7 +311,9 @@ def package(args):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--model", required=True, help="Python model file (see the contract above)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--model", help="Python model file (see the contract above)")
+    src.add_argument("--program", help="an exported program archive (.pt2 with sample inputs), compiled as it is")
     p.add_argument("--out", required=True, help="output archive, must end in .pt2")
     p.add_argument("--name", default="model", help="model name inside the archive")
     p.add_argument("--label", default="", help="how to name the model file in the manifest")

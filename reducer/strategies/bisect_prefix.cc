@@ -1,7 +1,8 @@
 // bisect_prefix: the shortest failing prefix of the program in topological order, by
 // binary search (log2(N) compiles where upstream's truncate_suffix walks the prefixes).
-// A prefix returns every value it makes that the removed suffix (or an output) reads.
-// The search keeps the invariant "prefix hi fails", so a non-monotone failure still
+// A prefix returns what its last node makes (as upstream's truncate_suffix does), so no
+// other intermediate is exposed and a different bug upstream cannot take over. The
+// search keeps the invariant "prefix hi fails", so a non-monotone failure still
 // ends at a failing prefix.
 #include "reducer/graph_edit.h"
 #include "reducer/strategies/strategy.h"
@@ -13,7 +14,7 @@ namespace {
 Program Prefix(const Program& p, size_t k) {
   std::vector<bool> keep(p.nodes.size(), false);
   for (size_t i = 0; i < k; ++i) keep[i] = true;
-  return KeepNodes(p, keep, OutputMode::kFrontier);
+  return KeepNodes(p, keep, OutputMode::kLast);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // isolate_tail: after bisect_prefix the culprit is usually the last node; try the last
-// 1, 2, 4, ... nodes alone (their inputs cut from the eager run, their values returned).
+// 1, 2, 4, ... nodes alone: their inputs cut from the eager run, the current outputs kept.
 #include "reducer/graph_edit.h"
 #include "reducer/strategies/strategy.h"
 
@@ -12,7 +12,7 @@ bool IsolateTail(ReductionState& state) {
     std::vector<bool> keep(n, false);
     for (size_t i = n - w; i < n; ++i) keep[i] = true;
     try {
-      if (state.Try(KeepNodes(p, keep, OutputMode::kFrontier), "isolate_tail", "kept the last " + std::to_string(w) + " nodes")) {
+      if (state.Try(KeepNodes(p, keep, OutputMode::kPreserve), "isolate_tail", "kept the last " + std::to_string(w) + " nodes")) {
         return true;
       }
     } catch (const std::exception& e) {
