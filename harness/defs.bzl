@@ -66,7 +66,8 @@ aoti_package = rule(
 )
 
 def aoti_model_test(name, package, srcs = None, deps = [], args = [], data = [], op_libraries = [], **kwargs):
-    """A cc_test of an aoti_package: gets --aoti_package=<path> and the isolated runner.
+    """A cc_test of an aoti_package: gets --aoti_package=<path>, the isolated runner, and
+    the reducer's listener (on with DUMP_AOTI_MINIFIER=1 or --aoti_reduce_on_failure).
 
     With no srcs it runs the harness' generic test: EXPECT_AOTI_MATCHES_EAGER on the
     package's sample inputs. op_libraries: shared libraries of custom operators the
@@ -79,11 +80,20 @@ def aoti_model_test(name, package, srcs = None, deps = [], args = [], data = [],
         deps = deps + [
             Label("//harness:model_test_main"),
             Label("//matchers:aoti_matches_eager"),
+            Label("//reducer:reduce_listener"),
         ] + ([] if srcs else [Label("//harness:generic_model_test")]),
-        data = data + op_libraries + [package, Label("//harness:aoti_runner")],
+        data = data + op_libraries + [
+            package,
+            Label("//harness:aoti_runner"),
+            Label("//tools:compile_server.py"),
+            Label("//tools:package_model.py"),
+            Label("@torch//:python"),
+        ],
         args = args + [
             "--aoti_package=$(rootpath %s)" % package,
             "--aoti_runner=$(rootpath %s)" % Label("//harness:aoti_runner"),
+            "--aoti_python=$(rootpath %s)" % Label("@torch//:python"),
+            "--aoti_compile_server=$(rootpath %s)" % Label("//tools:compile_server.py"),
         ] + lib_args,
         **kwargs
     )

@@ -31,7 +31,7 @@ std::string CurrentTestName() {
   return info ? std::string(info->test_suite_name()) + "." + info->name() : "unknown";
 }
 
-void RecordFailingCase(FailingCase c) {
+std::string RecordFailingCase(FailingCase c) {
   const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   if (outputs && *outputs) {
     std::string name = c.test_name;
@@ -42,10 +42,18 @@ void RecordFailingCase(FailingCase c) {
     try {
       MakeDirs(dir + "/inputs");
       WriteTensorBundle(dir + "/inputs", c.inputs);
+      // The package travels with the case, so the uploaded outputs are enough to reduce it.
+      std::string package = c.package;
+      try {
+        WriteTextFile(dir + "/original.pt2", ReadTextFile(c.package));
+        package = "original.pt2";
+      } catch (const std::exception& e) {
+        std::cerr << "aoti_harness: could not copy " << c.package << " into the case: " << e.what() << "\n";
+      }
       nlohmann::json j = {
           {"format", "aoti_harness.case/1"},
           {"test", c.test_name},
-          {"package", c.package},
+          {"package", package},
           {"model", c.model},
           {"failure_class", c.failure_class},
           {"message", c.message},
@@ -59,8 +67,10 @@ void RecordFailingCase(FailingCase c) {
       std::cerr << "aoti_harness: could not write the failing case to " << dir << ": " << e.what() << "\n";
     }
   }
+  const std::string directory = c.directory;
   std::lock_guard<std::mutex> lock(Mutex());
   Cases().push_back(std::move(c));
+  return directory;
 }
 
 std::vector<FailingCase> TakeFailingCases() {

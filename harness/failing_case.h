@@ -1,6 +1,6 @@
 // FailingCase: what a failed AOTI check leaves for the listener and the reducer: the
 // program archive, the inputs, the options and the observed outcome. Each is written to
-// $TEST_UNDECLARED_OUTPUTS_DIR/aoti/<Suite.Test>/ (case.json + inputs/) when Bazel runs
+// $TEST_UNDECLARED_OUTPUTS_DIR/aoti/<Suite.Test>/ (case.json, original.pt2, inputs/) when Bazel runs
 // the test, so CI uploads it, and kept in memory for this process' listener.
 #pragma once
 
@@ -24,9 +24,10 @@ struct FailingCase {
   std::string directory;        // where it was written, if it was
 };
 
-// RecordFailingCase keeps the case and, under Bazel, writes it out. Never throws: a
-// problem writing the case is reported on stderr.
-void RecordFailingCase(FailingCase c);
+// RecordFailingCase keeps the case and, under Bazel, writes it out; returns the directory
+// it was written to ("" when it was not). Never throws: a problem writing the case is
+// reported on stderr.
+std::string RecordFailingCase(FailingCase c);
 
 // TakeFailingCases returns and forgets the cases recorded so far.
 std::vector<FailingCase> TakeFailingCases();

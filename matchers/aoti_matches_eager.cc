@@ -172,9 +172,17 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
     // The failure message already says what is wrong with the package.
   }
   const std::string failure_class = r.failure_class;
-  RecordFailingCase(std::move(c));
+  const std::string directory = RecordFailingCase(std::move(c));
   ::testing::Test::RecordProperty("aoti_failure_class", failure_class);
-  return ::testing::AssertionFailure() << "AOTI check failed (" << failure_class << "): " << r.message;
+  ::testing::AssertionResult failure = ::testing::AssertionFailure();
+  failure << "AOTI check failed (" << failure_class << "): " << r.message;
+  if (!directory.empty()) {
+    ::testing::Test::RecordProperty("aoti_case", directory);
+    failure << "\n  The failing case is in " << directory << " (test.outputs/outputs.zip under Bazel); "
+            << "reduce it with: aoti_reduce minify --case_dir=" << directory
+            << " (or run the test with DUMP_AOTI_MINIFIER=1)";
+  }
+  return failure;
 }
 
 namespace {

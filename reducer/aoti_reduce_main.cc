@@ -3,7 +3,8 @@
 //   aoti_reduce run    --package P [--inputs DIR]
 //   aoti_reduce minify --package P [--inputs DIR] [--failure_class C] [--check_str S]
 //                      [--max_granularity G] [--skip_sanity] [--strict_accuracy]
-//                      [--time_budget_s T] [--strategies a,b] [--out DIR]
+//                      [--time_budget_s T] [--aoti_reduce_strategies a,b] [--out DIR]
+//                      [--offload_to_disk] [--noskip_export_error]
 //   aoti_reduce minify --case DIR     (a case directory the harness wrote on a failure)
 //   aoti_reduce --print_strategies
 //
@@ -32,11 +33,13 @@ DEFINE_int32(max_granularity, 0, "delta debugging's first window size, a power o
 DEFINE_bool(skip_sanity, false, "do not check first that the original still fails");
 DEFINE_bool(strict_accuracy, false, "accuracy failures by allclose alone instead of the fp64-RMSE rule");
 DEFINE_double(time_budget_s, 0, "stop after this many seconds with the best result so far (0: no budget)");
-DEFINE_string(strategies, "", "comma-separated strategies, in order (default: all; see --print_strategies)");
+DEFINE_string(aoti_reduce_strategies, "", "comma-separated strategies, in order (default: all; see --print_strategies)");
 DEFINE_string(out, "", "artifact directory (default: ./aoti_repro)");
 DEFINE_string(python, "", "Python with torch for the compile server (default: $AOTI_PYTHON or python3)");
 DEFINE_string(compile_server, "", "path of tools/compile_server.py (default: next to this binary's runfiles)");
 DEFINE_double(compile_timeout_s, 900, "timeout for one compile");
+DEFINE_bool(offload_to_disk, false, "keep the eager intermediates on disk instead of in memory");
+DEFINE_bool(skip_export_error, true, "count a candidate torch.export cannot load as not failing (else abort)");
 DEFINE_bool(print_strategies, false, "list the strategies in the order they run, and exit");
 
 namespace {
@@ -98,7 +101,9 @@ int Main(int argc, char** argv) {
   options.max_granularity = FLAGS_max_granularity;
   options.skip_sanity = FLAGS_skip_sanity;
   options.time_budget_s = FLAGS_time_budget_s;
-  options.strategies = Split(FLAGS_strategies);
+  options.strategies = Split(FLAGS_aoti_reduce_strategies);
+  options.offload_to_disk = FLAGS_offload_to_disk;
+  options.skip_export_errors = FLAGS_skip_export_error;
   aoti::CompileServerOptions server;
   const char* env_python = std::getenv("AOTI_PYTHON");
   server.python = !FLAGS_python.empty() ? FLAGS_python : (env_python && *env_python ? env_python : "python3");

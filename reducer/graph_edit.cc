@@ -13,6 +13,42 @@ json TensorArg(const std::string& name) { return json{{"as_tensor", {{"name", na
 
 bool IsSymValue(const Program& p, const std::string& name) { return p.tensor_values.count(name) == 0; }
 
+json Leaf() { return json{{"type", nullptr}, {"context", nullptr}, {"children_spec", json::array()}}; }
+
+// The calling convention torch.export records for the root module: (args, kwargs) in and
+// the outputs out, as serialized pytree specs. Edits change the number of user inputs
+// and outputs, so it is rewritten to match (flat positional inputs, a tuple of outputs or
+// a single output).
+void RewriteCallSignature(Program* p, size_t user_inputs, size_t user_outputs,
+                          const std::vector<std::string>& input_names) {
+  json& graph = p->document["graph_module"];
+  if (!graph.contains("module_call_graph") || !graph["module_call_graph"].is_array()) return;
+  json root;
+  for (const auto& entry : graph["module_call_graph"]) {
+    if (entry.value("fqn", "") == "") root = entry;
+  }
+  if (root.is_null()) return;
+  json args = json::array();
+  for (size_t i = 0; i < user_inputs; ++i) args.push_back(Leaf());
+  const json in_spec = json::array(
+      {1, {{"type", "builtins.tuple"},
+           {"context", "null"},
+           {"children_spec",
+            json::array({{{"type", "builtins.tuple"}, {"context", "null"}, {"children_spec", args}},
+                         {{"type", "builtins.dict"}, {"context", "[]"}, {"children_spec", json::array()}}})}}});
+  json out_children = json::array();
+  for (size_t i = 0; i < user_outputs; ++i) out_children.push_back(Leaf());
+  const json out_spec =
+      user_outputs == 1
+          ? json::array({1, Leaf()})
+          : json::array({1, {{"type", "builtins.tuple"}, {"context", "null"}, {"children_spec", out_children}}});
+  json& sig = root["signature"];
+  sig["in_spec"] = in_spec.dump();
+  sig["out_spec"] = out_spec.dump();
+  sig["forward_arg_names"] = input_names;
+  graph["module_call_graph"] = json::array({root});
+}
+
 // Rebuild graph inputs / outputs from the specs, and keep only the metadata still used.
 void Finish(Program* p) {
   // Constant inputs are not graph inputs in the serialized program.
@@ -22,9 +58,13 @@ void Finish(Program* p) {
     p->graph_inputs.push_back(s.kind == InputKind::kUserInput ? s.arg : TensorArg(s.value_name));
   }
   p->graph_outputs.clear();
+  size_t user_outputs = 0;
   for (const auto& s : p->output_specs) {
     p->graph_outputs.push_back(s.kind == OutputKind::kUserOutput ? s.arg : TensorArg(s.value_name));
+    if (s.kind == OutputKind::kUserOutput) ++user_outputs;
   }
+  const std::vector<std::string> inputs = UserInputNames(*p);
+  RewriteCallSignature(p, inputs.size(), user_outputs, inputs);
   std::set<std::string> used;
   for (const auto& n : p->nodes) {
     for (const auto& v : NodeInputNames(n)) used.insert(v);

@@ -10,7 +10,7 @@
 namespace aoti {
 
 Oracle::Oracle(const Pt2Archive& original, std::string model, std::string inductor_configs_json,
-               const std::map<std::string, at::Tensor>* values, CheckOptions check, CompileClient* client,
+               const ValueStore* values, CheckOptions check, CompileClient* client,
                std::string work_dir)
     : original_(original),
       model_(std::move(model)),
@@ -33,11 +33,7 @@ std::string Oracle::Key(const Program& candidate) {
 
 std::vector<at::Tensor> Oracle::InputsFor(const Program& candidate) const {
   std::vector<at::Tensor> inputs;
-  for (const auto& name : UserInputNames(candidate)) {
-    auto it = values_->find(name);
-    if (it == values_->end()) throw HarnessError("the reducer has no eager value for input '" + name + "'");
-    inputs.push_back(it->second);
-  }
+  for (const auto& name : UserInputNames(candidate)) inputs.push_back(values_->Get(name));
   return inputs;
 }
 
@@ -54,7 +50,8 @@ Verdict Oracle::Judge(const Program& candidate, const std::string& archive) {
   v.fails = !r.pass && r.failure_class == target_class_ &&
             (check_str_.empty() || r.message.find(check_str_) != std::string::npos);
   if (!v.fails) {
-    v.not_failing_reason = r.pass ? "passes" : "fails differently (" + r.failure_class + ")";
+    v.not_failing_reason = r.pass ? "passes" : "fails differently (" + r.failure_class + "): " +
+                                                   r.message.substr(0, 400);
     if (!r.pass && r.failure_class == target_class_) v.not_failing_reason = "message lacks the check string";
   }
   return v;
@@ -69,22 +66,52 @@ Verdict Oracle::Test(const Program& candidate) {
     v.cached = true;
     return v;
   }
-  const std::string program_path = work_dir_ + "/cand_" + key + ".pt2";
-  const std::string compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
-  WriteCandidateArchive(original_, model_, candidate, InputsFor(candidate), configs_, program_path);
-  ++compiles_;
-  const CompileResult c = client_->Compile(program_path, compiled_path, configs_);
-  compile_seconds_ += c.seconds;
-  std::remove(program_path.c_str());
+  const CompileResult c = Compile(candidate, key);
+  const std::string compiled_path = c.out;
   Verdict v;
   if (c.phase == "load" || c.phase == "timeout" || c.phase == "server") {
     v.failure_class = c.phase == "load" ? "export error" : "compile server " + c.phase;
     v.not_failing_reason = v.failure_class + ": " + c.error_type + " " + c.message.substr(0, 300);
+    if (c.phase == "load" && !skip_export_errors_) {
+      throw HarnessError("a candidate could not be loaded by torch.export (--noskip_export_error): " +
+                         v.not_failing_reason);
+    }
   } else {
     v = Judge(candidate, compiled_path);
   }
   cache_[key] = v;
   return v;
+}
+
+CompileResult Oracle::Compile(const Program& candidate, const std::string& key) {
+  auto it = compiled_.find(key);
+  if (it != compiled_.end()) return it->second;
+  const std::string program_path = work_dir_ + "/cand_" + key + ".pt2";
+  const std::string compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
+  WriteCandidateArchive(original_, model_, candidate, InputsFor(candidate), configs_, program_path);
+  ++compiles_;
+  CompileResult c = client_->Compile(program_path, compiled_path, configs_);
+  compile_seconds_ += c.seconds;
+  std::remove(program_path.c_str());
+  if (c.out.empty()) c.out = compiled_path;
+  compiled_[key] = c;
+  return c;
+}
+
+bool Oracle::CompileAndRun(const Program& candidate, std::vector<at::Tensor>* outputs, std::string* problem) {
+  const CompileResult c = Compile(candidate, Key(candidate));
+  if (c.phase == "load" || c.phase == "timeout" || c.phase == "server") {
+    *problem = c.phase + ": " + c.message.substr(0, 300);
+    return false;
+  }
+  ++runs_;
+  CompiledOutcome o = RunCompiled(c.out, model_, InputsFor(candidate), check_.runner);
+  if (!o.ok()) {
+    *problem = o.Summary().substr(0, 300);
+    return false;
+  }
+  *outputs = std::move(o.outputs);
+  return true;
 }
 
 Verdict Oracle::Rerun(const Program& candidate) {

@@ -21,6 +21,7 @@
 #include "harness/pt2_archive.h"
 #include "matchers/aoti_matches_eager.h"
 #include "reducer/compile_client.h"
+#include "reducer/value_store.h"
 
 namespace aoti {
 
@@ -36,7 +37,7 @@ struct Verdict {
 class Oracle {
  public:
   Oracle(const Pt2Archive& original, std::string model, std::string inductor_configs_json,
-         const std::map<std::string, at::Tensor>* values, CheckOptions check, CompileClient* client,
+         const ValueStore* values, CheckOptions check, CompileClient* client,
          std::string work_dir);
 
   // SetTarget: the failure to preserve.
@@ -44,10 +45,21 @@ class Oracle {
   const std::string& target_class() const { return target_class_; }
 
   Verdict Test(const Program& candidate);
+  // SkipExportErrors: false makes a candidate the server cannot load abort the reduction
+  // (ReducerError) instead of counting as not failing.
+  void SkipExportErrors(bool skip) { skip_export_errors_ = skip; }
   // Rerun: check an already compiled candidate again (no compile), for flakiness.
   Verdict Rerun(const Program& candidate);
 
+  // CompileAndRun: the candidate compiled (counted, cached like Test) and run in the
+  // isolated runner; false with the reason when it cannot be compiled or run.
+  bool CompileAndRun(const Program& candidate, std::vector<at::Tensor>* outputs, std::string* problem);
+
   std::vector<at::Tensor> InputsFor(const Program& candidate) const;
+  const Pt2Archive& original() const { return original_; }
+  const std::string& model() const { return model_; }
+  const CheckOptions& check() const { return check_; }
+  const ValueStore& values() const { return *values_; }
   static std::string Key(const Program& candidate);
 
   int compiles() const { return compiles_; }
@@ -57,16 +69,20 @@ class Oracle {
 
  private:
   Verdict Judge(const Program& candidate, const std::string& archive);
+  // Compile: the compiled archive of a candidate, compiled once; phase as the server said.
+  CompileResult Compile(const Program& candidate, const std::string& key);
 
   const Pt2Archive& original_;
   std::string model_, configs_;
-  const std::map<std::string, at::Tensor>* values_;
+  const ValueStore* values_;
   CheckOptions check_;
   CompileClient* client_;
   std::string work_dir_;
   std::string target_class_, check_str_;
   std::map<std::string, Verdict> cache_;
+  std::map<std::string, CompileResult> compiled_;
   int compiles_ = 0, cache_hits_ = 0, runs_ = 0;
+  bool skip_export_errors_ = true;
   double compile_seconds_ = 0;
 };
 

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <map>
 
+#include "reducer/value_store.h"
+
 #include "harness/interpreter.h"
 #include "harness/pt2_archive.h"
 #include "reducer/graph_edit.h"
@@ -27,7 +29,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
                        "there is nothing to reduce (fix what the message names)");
   }
   // 1. Every value of the original program, from one eager run.
-  std::map<std::string, at::Tensor> values;
+  ValueStore values(options.offload_to_disk ? work_dir + "/values" : "");
   {
     Interpreter eager(result.original, LoadProgramState(*archive, spec.model));
     const auto names = UserInputNames(result.original);
@@ -35,10 +37,10 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
       throw HarnessError(spec.package + ": the program takes " + std::to_string(names.size()) + " inputs, " +
                          std::to_string(inputs.size()) + " were given");
     }
-    for (size_t i = 0; i < names.size(); ++i) values[names[i]] = inputs[i];
+    for (size_t i = 0; i < names.size(); ++i) values.Put(names[i], inputs[i]);
     RunOptions keep;
     keep.observer = [&](const Node&, const std::string& name, const c10::IValue& v) {
-      if (v.isTensor()) values[name] = v.toTensor();
+      if (v.isTensor()) values.Put(name, v.toTensor());
     };
     eager.Run(inputs, keep);
   }
@@ -48,6 +50,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   if (check.accuracy.mode == AccuracyMode::kFp64Rmse) check.accuracy.ignore_non_fp = true;
   Oracle oracle(*archive, spec.model, result.inductor_configs_json, &values, check, client, work_dir);
   oracle.SetTarget(spec.failure_class, options.check_str);
+  oracle.SkipExportErrors(options.skip_export_errors);
   Program start_program = RemoveUnusedInputs(EliminateDeadCode(result.original));
   // 2. Sanity.
   if (!options.skip_sanity || spec.failure_class.empty()) {

@@ -31,6 +31,8 @@ struct Scenario {
   const char* culprit;   // the injected operator the repro must contain
   bool strict;
   int pinned_compiles;
+  bool offload = false;  // keep the eager values on disk
+  const char* strategies = "";  // --aoti_reduce_strategies; "" for all
 };
 
 std::ostream& operator<<(std::ostream& os, const Scenario& s) { return os << s.name; }
@@ -54,6 +56,9 @@ TEST_P(ReduceScenario, ReducesToTheBuggyNode) {
   if (!FLAGS_op_library.empty()) spec.check.runner.op_libraries = {FLAGS_op_library};
   spec.check.runner.env = {{"AOTI_TEST_NULL_DEREF", "1"}};  // arms the crashing op in the runner only
   ReduceOptions options;
+  options.offload_to_disk = s.offload;
+  std::stringstream names(s.strategies);
+  for (std::string n; std::getline(names, n, ',');) options.strategies.push_back(n);
   const ReduceResult r = Reduce(spec, options, &client, work.path(), [](const std::string& line) {
     std::cerr << "[reduce] " << line << "\n";
   });
@@ -82,13 +87,16 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"relu_cos_compile_error", "compile error", "aten.relu.default", false, 2},
         Scenario{"relu_cos_runtime_error", "runtime error", "aten.relu.default", false, 2},
         Scenario{"relu_cos_accuracy", "accuracy", "aten.relu.default", false, 2},
-        Scenario{"log1p_relu_where", "accuracy", "aten.relu.default", false, 4},
-        Scenario{"log1p_relu_where_strict", "accuracy", "aten.log1p.default", true, 4},
+        Scenario{"log1p_relu_where", "accuracy", "aten.relu.default", false, 3},
+        Scenario{"log1p_relu_where_strict", "accuracy", "aten.log1p.default", true, 3},
         Scenario{"block_compile_error", "compile error", "aten.relu.default", false, 9},
         Scenario{"block_runtime_error", "signal SIGABRT", "aten.relu.default", false, 9},
-        Scenario{"block_relu_accuracy", "accuracy", "aten.relu.default", false, 9},
-        Scenario{"block_log1p_accuracy", "accuracy", "aten.log1p.default", false, 10},
-        Scenario{"crash_block", "signal SIGSEGV", "aoti_test.null_deref.default", false, 8}),
+        Scenario{"block_relu_accuracy", "accuracy", "aten.relu.default", false, 3},
+        Scenario{"block_log1p_accuracy", "accuracy", "aten.log1p.default", false, 3},
+        Scenario{"crash_block", "signal SIGSEGV", "aoti_test.null_deref.default", false, 8},
+        Scenario{"sin_cos_relu_accuracy", "accuracy", "aten.relu.default", false, 3, /*offload=*/true},
+        Scenario{"log1p_relu_where_dd", "accuracy", "aten.relu.default", false, 3, false,
+                 "delta_debugging,remove_outputs"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -19,6 +19,8 @@ struct ReduceOptions {
   bool skip_sanity = false;       // do not check that the original still fails
   double time_budget_s = 0;       // 0: none; when spent, keep the best so far and say so
   std::vector<std::string> strategies;  // empty: all, in registry order
+  bool skip_export_errors = true;  // a candidate torch.export cannot load counts as not failing
+  bool offload_to_disk = false;    // keep the eager values on disk, not in memory
 };
 
 struct LogEntry {

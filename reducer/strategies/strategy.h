@@ -25,6 +25,7 @@ const std::vector<StrategyInfo>& Strategies();
 // FindStrategy: by name; nullptr when unknown.
 const StrategyInfo* FindStrategy(const std::string& name);
 
+bool LocalizeFirst(ReductionState& state);
 bool BisectPrefix(ReductionState& state);
 bool IsolateTail(ReductionState& state);
 bool RemoveOutputs(ReductionState& state);

@@ -1,0 +1,118 @@
+#include "reducer/reduce_listener.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include <gflags/gflags.h>
+
+#include "harness/failing_case.h"
+#include "harness/tensor_bundle.h"
+#include "harness/temp_dir.h"
+#include "harness/test_hooks.h"
+#include "matchers/aoti_matches_eager.h"
+#include "reducer/artifacts.h"
+#include "reducer/reducer.h"
+
+namespace {
+
+bool EnvIsOne(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
+}
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+}  // namespace
+
+DEFINE_bool(aoti_reduce_on_failure, EnvIsOne("DUMP_AOTI_MINIFIER"),
+            "Reduce every failed AOTI check to a minimal repro in the test outputs. Env: DUMP_AOTI_MINIFIER=1.");
+DEFINE_int32(aoti_repro_level, EnvInt("AOTINDUCTOR_REPRO_LEVEL", 2),
+             "Which failures to reduce: 1 compile failures, 2 any, 3 any (case written first), 4 accuracy only. "
+             "Env: AOTINDUCTOR_REPRO_LEVEL.");
+DEFINE_string(aoti_python, "", "Python with torch for the compile server (default: $AOTI_PYTHON).");
+DEFINE_string(aoti_compile_server, "", "tools/compile_server.py (set by aoti_model_test).");
+DEFINE_double(aoti_reduce_time_budget_s, 0, "Time budget of each reduction in a test (0: none).");
+
+namespace aoti {
+namespace {
+
+bool Wanted(const std::string& failure_class) {
+  if (failure_class == "preflight" || failure_class == "harness error") return false;
+  switch (FLAGS_aoti_repro_level) {
+    case 1: return failure_class == "compile error";
+    case 4: return failure_class == "accuracy";
+    default: return true;
+  }
+}
+
+void Annotate(const std::string& test, const std::string& text) {
+  const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_ANNOTATIONS_DIR");
+  if (!dir || !*dir) return;
+  std::string name = test;
+  for (auto& c : name) if (c == '/' || c == '.') c = '_';
+  try {
+    WriteTextFile(std::string(dir) + "/aoti_" + name + ".part", text);
+  } catch (const std::exception&) {
+  }
+}
+
+}  // namespace
+
+void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
+  std::vector<FailingCase> cases = TakeFailingCases();
+  if (!FLAGS_aoti_reduce_on_failure || cases.empty()) return;
+  const char* env_python = std::getenv("AOTI_PYTHON");
+  const std::string python = !FLAGS_aoti_python.empty() ? FLAGS_aoti_python : (env_python ? env_python : "");
+  for (const FailingCase& c : cases) {
+    if (!Wanted(c.failure_class)) continue;
+    const std::string where = c.directory.empty() ? std::string("aoti_repro_") + info.name() : c.directory;
+    const std::string out = where + "/repro";
+    std::cerr << "[aoti] reducing the " << c.failure_class << " failure of " << c.test_name << " into " << out
+              << " (AOTINDUCTOR_REPRO_LEVEL=" << FLAGS_aoti_repro_level << ")\n";
+    try {
+      if (python.empty() || FLAGS_aoti_compile_server.empty()) {
+        throw HarnessError("the compile server is not configured (--aoti_python, --aoti_compile_server); "
+                           "use aoti_model_test, or run aoti_reduce minify --case_dir=" + where);
+      }
+      CompileServerOptions server;
+      server.python = python;
+      server.server_script = FLAGS_aoti_compile_server;
+      MakeDirs(out);
+      server.log_path = out + "/compile_server.log";
+      ReduceSpec spec;
+      spec.package = c.package;
+      spec.model = c.model;
+      spec.inputs = c.inputs;
+      spec.failure_class = c.failure_class;
+      spec.check = CheckOptionsFromFlags();
+      server.op_libraries = spec.check.runner.op_libraries;
+      ReduceOptions options;
+      options.time_budget_s = FLAGS_aoti_reduce_time_budget_s;
+      CompileClient client(server);
+      TempDir work("aoti_reduce");
+      const ReduceResult r = Reduce(spec, options, &client, work.path(),
+                                    [](const std::string& line) { std::cerr << "[aoti_reduce] " << line << "\n"; });
+      WriteArtifacts(r, spec, options, out);
+      const std::string summary = c.test_name + ": " + r.failure_class + " reduced from " + std::to_string(r.nodes_before) +
+                                  " to " + std::to_string(r.nodes_after) + " nodes (" + std::to_string(r.compiles) +
+                                  " compiles); repro: " + out + " (python repro.py; bazel test :repro_test)";
+      std::cerr << "[aoti] " << summary << "\n" << FormatGraph(r.minimal);
+      Annotate(c.test_name, summary + "\n" + FormatGraph(r.minimal));
+    } catch (const std::exception& e) {
+      std::cerr << "[aoti] could not reduce " << c.test_name << ": " << e.what() << "\n";
+      Annotate(c.test_name, c.test_name + ": the reduction failed: " + e.what());
+    }
+  }
+}
+
+namespace {
+
+const bool kRegistered = RegisterListenerFactory([]() -> ::testing::TestEventListener* {
+  return new ReduceOnFailureListener();
+});
+
+}  // namespace
+}  // namespace aoti

@@ -1,0 +1,152 @@
+// localize_first: for accuracy failures, find the culprit in one compile instead of a
+// search. The program is compiled once with every floating intermediate exposed as an
+// output; then each node is re-run alone in the interpreter on the *compiled* values of
+// its inputs, natively and in float64, and its compiled value judged against those by the
+// accuracy rule. The error found is the node's own, not what it inherited. The first node
+// that diverges, then it with its neighbours, is proposed as the candidate. When
+// exposing the intermediates hides the bug (nothing diverges, or the candidate passes),
+// the strategy gives way to the search.
+#include <map>
+
+#include "harness/interpreter.h"
+#include "matchers/accuracy_rule.h"
+#include "reducer/graph_edit.h"
+#include "reducer/strategies/strategy.h"
+
+namespace aoti {
+namespace {
+
+Program ExposeIntermediates(const Program& p) {
+  Program out = p;
+  std::set<std::string> have;
+  for (const auto& s : out.output_specs) have.insert(s.value_name);
+  for (const auto& n : p.nodes) {
+    for (const auto& v : NodeOutputNames(n)) {
+      auto meta = p.tensor_values.find(v);
+      if (meta == p.tensor_values.end() || !c10::isFloatingType(meta->second.dtype) || have.count(v)) continue;
+      OutputSpecEntry e;
+      e.kind = OutputKind::kUserOutput;
+      e.arg = nlohmann::json{{"as_tensor", {{"name", v}}}};
+      e.value_name = v;
+      out.output_specs.push_back(std::move(e));
+      have.insert(v);
+    }
+  }
+  return RemoveUnusedInputs(EliminateDeadCode(out));
+}
+
+// Relevant: the nodes whose values reach a user output. Under the fp64 rule bool and
+// integer values are not judged, so an error is followed only along floating edges (a
+// wrong mask that cannot change the result is not the failure being reduced); under
+// strict accuracy every edge counts.
+std::vector<bool> Relevant(const Program& p, bool floating_only) {
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    for (const auto& v : NodeOutputNames(p.nodes[i])) producer[v] = i;
+  }
+  auto counts = [&](const std::string& v) {
+    auto meta = p.tensor_values.find(v);
+    return meta != p.tensor_values.end() && (!floating_only || c10::isFloatingType(meta->second.dtype));
+  };
+  std::vector<bool> relevant(p.nodes.size(), false);
+  std::vector<std::string> work;
+  for (const auto& s : p.output_specs) {
+    if (s.kind == OutputKind::kUserOutput && counts(s.value_name)) work.push_back(s.value_name);
+  }
+  while (!work.empty()) {
+    const std::string v = work.back();
+    work.pop_back();
+    auto it = producer.find(v);
+    if (it == producer.end() || relevant[it->second]) continue;
+    relevant[it->second] = true;
+    for (const auto& in : NodeInputNames(p.nodes[it->second])) {
+      if (counts(in)) work.push_back(in);
+    }
+  }
+  return relevant;
+}
+
+}  // namespace
+
+bool LocalizeFirst(ReductionState& state) {
+  Oracle& oracle = state.oracle();
+  // On 3 nodes or fewer the search needs no more compiles than the exposed program costs.
+  if (oracle.target_class() != "accuracy" || state.current().nodes.size() <= 3) return false;
+  const Program exposed = ExposeIntermediates(state.current());
+  std::vector<at::Tensor> compiled;
+  std::string problem;
+  if (!oracle.CompileAndRun(exposed, &compiled, &problem)) {
+    state.Progress("  localize_first: the program with its intermediates exposed does not run (" + problem + ")");
+    return false;
+  }
+  std::map<std::string, at::Tensor> compiled_values;  // what the compiled program computed
+  for (size_t i = 0; i < exposed.output_specs.size() && i < compiled.size(); ++i) {
+    if (exposed.output_specs[i].kind == OutputKind::kUserOutput) compiled_values[exposed.output_specs[i].value_name] = compiled[i];
+  }
+  const ProgramState weights = LoadProgramState(oracle.original(), oracle.model());
+  const Program& p = state.current();
+  AccuracyOptions rule = oracle.check().accuracy;
+  const std::vector<bool> relevant = Relevant(p, rule.mode == AccuracyMode::kFp64Rmse);
+  for (size_t i = 0; i < p.nodes.size() && !state.OutOfTime(); ++i) {
+    if (!relevant[i]) continue;
+    std::vector<bool> keep(p.nodes.size(), false);
+    keep[i] = true;
+    Program alone;
+    try {
+      alone = KeepNodes(p, keep, OutputMode::kLast);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (alone.output_specs.empty()) continue;
+    std::vector<at::Tensor> inputs;
+    bool have_all = true;
+    for (const auto& name : UserInputNames(alone)) {
+      auto it = compiled_values.find(name);
+      if (it != compiled_values.end()) {
+        inputs.push_back(it->second);
+      } else if (oracle.values().Has(name)) {
+        inputs.push_back(oracle.values().Get(name));  // a program input: the same for both
+      } else {
+        have_all = false;
+        break;
+      }
+    }
+    if (!have_all) continue;
+    std::vector<at::Tensor> eager, fp64;
+    try {
+      eager = Interpreter(alone, weights).RunTensors(inputs);
+      InterpreterOptions o64;
+      o64.fp64 = true;
+      fp64 = Interpreter(alone, weights, o64).RunTensors(inputs);
+    } catch (const std::exception&) {
+      continue;
+    }
+    bool diverges = false;
+    for (size_t k = 0; k < alone.output_specs.size() && k < eager.size(); ++k) {
+      auto got = compiled_values.find(alone.output_specs[k].value_name);
+      if (got == compiled_values.end() || !c10::isFloatingType(got->second.scalar_type())) continue;
+      if (!CompareOutputs(got->second, eager[k], fp64[k], rule).pass) diverges = true;
+    }
+    if (!diverges) continue;
+    state.Progress("  localize_first: node " + std::to_string(i) + " '" + p.nodes[i].name + "' (" + p.nodes[i].target +
+                   ") diverges on its own inputs");
+    // The node alone, then with its neighbours (a fused kernel may need them).
+    for (size_t radius = 0; radius <= 2; ++radius) {
+      std::vector<bool> window(p.nodes.size(), false);
+      for (size_t j = i >= radius ? i - radius : 0; j <= std::min(p.nodes.size() - 1, i + radius); ++j) window[j] = true;
+      try {
+        if (state.Try(KeepNodes(p, window, OutputMode::kLast), "localize_first",
+                      "node '" + p.nodes[i].name + "' diverges on its own inputs" +
+                          (radius ? " (with " + std::to_string(radius) + " neighbours each side)" : ""))) {
+          return true;
+        }
+      } catch (const std::exception&) {
+      }
+    }
+    return false;  // the proposal did not hold: fall back to the search
+  }
+  state.Progress("  localize_first: no node diverges on its own inputs; falling back to the search");
+  return false;
+}
+
+}  // namespace aoti

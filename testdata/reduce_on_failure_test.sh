@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The listener end to end: a failing model test run with DUMP_AOTI_MINIFIER=1 reduces its
+# failure and leaves the repro in its undeclared outputs, with an annotation.
+# Usage: reduce_on_failure_test.sh TEST_BINARY PACKAGE RUNNER PYTHON COMPILE_SERVER
+set -uo pipefail
+binary="$1" package="$2" runner="$3" python="$4" server="$5"
+out="$(mktemp -d "${TEST_TMPDIR:-/tmp}/outputs.XXXXXX")"
+notes="$(mktemp -d "${TEST_TMPDIR:-/tmp}/annotations.XXXXXX")"
+TEST_UNDECLARED_OUTPUTS_DIR="$out" TEST_UNDECLARED_OUTPUTS_ANNOTATIONS_DIR="$notes" DUMP_AOTI_MINIFIER=1 \
+  XML_OUTPUT_FILE="" "$binary" --aoti_package="$package" --aoti_runner="$runner" --aoti_python="$python" \
+  --aoti_compile_server="$server" >"$out/log.txt" 2>&1
+rc=$?
+fail() { echo "FAIL: $*"; tail -40 "$out/log.txt"; exit 1; }
+[ "$rc" -ne 0 ] || fail "the model test passed; expected the planted accuracy bug to fail it"
+case_dir="$out/aoti/AotiModel.CompiledMatchesEager"
+[ -f "$case_dir/case.json" ] || fail "no case.json in $case_dir"
+for f in repro.py repro.pt2 report.md BUILD.bazel repro_test.cc graph.dot original.pt2; do
+  [ -f "$case_dir/repro/$f" ] || fail "no $f in $case_dir/repro"
+done
+grep -q "aten.relu.default" "$case_dir/repro/report.md" || fail "the repro does not contain relu"
+grep -q "reduced from" "$out/log.txt" || fail "no pointer to the repro on stderr"
+ls "$notes"/aoti_*.part >/dev/null 2>&1 || fail "no annotation"
+echo "reduce_on_failure: 1 passed, 0 failed"
