@@ -24,26 +24,31 @@ add crash_block crash_block "{}" none
 scenarios=("$@")
 ((${#scenarios[@]})) || scenarios=(relu_cos_compile_error relu_cos_accuracy log1p_relu_where block_compile_error
                                    block_relu_accuracy block_log1p_accuracy block_runtime_error crash_block)
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+tmp="${BENCH_LOG_DIR:-$(mktemp -d)}"
+mkdir -p "$tmp"
+echo "logs and artifacts: $tmp" >&2
+# "nodes" count operator nodes (call_function); upstream's own log counts placeholders too.
 echo "| scenario | nodes | aoti_reduce: nodes after / compiles / s | upstream: nodes after / compiles / s |"
 echo "| --- | ---: | --- | --- |"
 for s in "${scenarios[@]}"; do
   ours="$(cd "$bin/reducer/aoti_reduce.runfiles/aoti_harness" && \
-          AOTI_TEST_NULL_DEREF=0 "$bin/reducer/aoti_reduce" minify --package="$bin/testdata/reduce/$s.pt2" \
+          "$bin/reducer/aoti_reduce" minify --package="$bin/testdata/reduce/$s.pt2" \
           --out="$tmp/$s" --aoti_runner="$bin/harness/aoti_runner" --aoti_op_libraries="$oplib" \
-          --python="$AOTI_PYTHON" 2>"$tmp/$s.ours.log" | head -1)"
+          --aoti_runner_env=AOTI_TEST_NULL_DEREF=1 --python="$AOTI_PYTHON" 2>"$tmp/$s.ours.log" | head -1 || true)"
   # reduced accuracy from 27 to 1 nodes with 9 compiles (5 cache hits) in 55.2 s
   read -r before after compiles secs <<<"$(sed -E 's/.* from ([0-9]+) to ([0-9]+) nodes with ([0-9]+) compiles.* in ([0-9.]+) s/\1 \2 \3 \4/' <<<"$ours")"
   lib=""
   [ "${MODEL[$s]}" = crash_block ] && lib="$oplib"
   set +e
-  AOTI_TEST_NULL_DEREF=1 timeout 3600 "$AOTI_PYTHON" bench/upstream_minifier.py "testdata/reduce/${MODEL[$s]}.py" \
-    "${CONFIG[$s]}" "${MODE[$s]}" $lib >"$tmp/$s.up.json" 2>"$tmp/$s.up.log"
+  mkdir -p "$tmp/$s.upstream"  # upstream writes repro.py and torch_compile_debug/ into its cwd
+  (cd "$tmp/$s.upstream" && AOTI_TEST_NULL_DEREF=1 timeout 3600 "$AOTI_PYTHON" "$AOTI_ROOT/bench/upstream_minifier.py" \
+    "$AOTI_ROOT/testdata/reduce/${MODEL[$s]}.py" "${CONFIG[$s]}" "${MODE[$s]}" $lib) >"$tmp/$s.up.json" 2>"$tmp/$s.up.log"
   rc=$?
   set -e
   if [ $rc -eq 0 ] && [ -s "$tmp/$s.up.json" ]; then
-    up="$("$AOTI_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(f"{d.get(\"nodes_after\",\"?\")} / {d.get(\"queries\",\"?\")} / {d[\"seconds\"]}")' "$tmp/$s.up.json")"
+    up="$("$AOTI_PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print("%s / %s / %s" % (d.get("nodes_after", "?"), d.get("queries", "?"), d["seconds"]))' "$tmp/$s.up.json")"
   elif [ $rc -gt 128 ]; then
     up="crashed: killed by signal $((rc - 128)) (the minifier runs candidates in its own process)"
   else

@@ -34,3 +34,6 @@ DEFINE_string(aoti_op_libraries, "", "Comma-separated shared libraries of custom
 DEFINE_bool(aoti_runtime_check_inputs, EnvOr("AOTI_RUNTIME_CHECK_INPUTS", "0") == std::string("1"),
             "Set AOTI_RUNTIME_CHECK_INPUTS=1 for compiled runs (the generated code checks its inputs). "
             "Env: AOTI_RUNTIME_CHECK_INPUTS.");
+DEFINE_string(aoti_runner_env, "",
+              "Comma-separated K=V settings for the compiled run's child process only, e.g. "
+              "CUDA_LAUNCH_BLOCKING=1,PYTORCH_NO_CUDA_MEMORY_CACHING=1 while debugging.");

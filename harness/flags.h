@@ -14,3 +14,4 @@ DECLARE_double(aoti_timeout_s);       // per compiled run, in the child
 DECLARE_string(aoti_runner);          // path of the aoti_runner binary
 DECLARE_string(aoti_op_libraries);    // comma-separated custom-op libraries for the child
 DECLARE_bool(aoti_runtime_check_inputs);  // AOTI_RUNTIME_CHECK_INPUTS=1 for compiled runs
+DECLARE_string(aoti_runner_env);      // K=V,... extra environment for the compiled run

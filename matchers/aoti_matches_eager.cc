@@ -68,6 +68,13 @@ CheckOptions CheckOptionsFromFlags() {
   o.runner.runner_path = FLAGS_aoti_runner;
   for (const auto& lib : SplitCommas(FLAGS_aoti_op_libraries)) o.runner.op_libraries.push_back(AbsolutePath(lib));
   o.runner.runtime_check_inputs = FLAGS_aoti_runtime_check_inputs;
+  for (const auto& kv : SplitCommas(FLAGS_aoti_runner_env)) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw HarnessError("--aoti_runner_env: '" + kv + "' is not NAME=VALUE");
+    }
+    o.runner.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
   return o;
 }
 

@@ -9,6 +9,8 @@
 //   aoti_reduce --print_strategies
 //
 // This replaces upstream's minifier_launcher.py.
+#include <dlfcn.h>
+
 #include <iostream>
 #include <sstream>
 
@@ -85,6 +87,12 @@ int Main(int argc, char** argv) {
     }
   }
   if (package.empty()) throw aoti::HarnessError("--package (or --case_dir) is required: the failing .pt2");
+  // Custom ops must be registered here too: the interpreter resolves them by name.
+  for (const auto& lib : spec.check.runner.op_libraries) {
+    if (::dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      throw aoti::HarnessError("--aoti_op_libraries: cannot load " + lib + ": " + ::dlerror());
+    }
+  }
   spec.package = package;
   if (!inputs_dir.empty()) spec.inputs = aoti::ReadTensorBundle(inputs_dir);
   if (!FLAGS_failure_class.empty()) spec.failure_class = FLAGS_failure_class;
