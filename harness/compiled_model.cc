@@ -6,21 +6,6 @@
 #include "harness/stderr_capture.h"
 
 namespace aoti {
-namespace {
-
-// LastLines keeps a long stderr readable in a failure message; the full text stays
-// available through AotiRunError::stderr_text().
-std::string LastLines(const std::string& text, size_t max_lines) {
-  size_t pos = text.size();
-  for (size_t n = 0; n <= max_lines && pos > 0; ++n) {
-    pos = text.rfind('\n', pos - 1);
-    if (pos == std::string::npos) return text;
-  }
-  return text.substr(pos + 1);
-}
-
-}  // namespace
-
 CompiledModel::~CompiledModel() = default;
 
 std::unique_ptr<CompiledModel> CompiledModel::Load(const Pt2Archive& archive,

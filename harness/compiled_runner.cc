@@ -116,18 +116,6 @@ class ChildProcess {
   bool reaped_ = false;
 };
 
-// LastLines keeps a failure message readable; the full text stays in stderr_text.
-std::string Tail(const std::string& text, size_t max_lines) {
-  size_t pos = text.size(), n = 0;
-  while (pos > 0 && n <= max_lines) {
-    const size_t p = text.rfind('\n', pos - 1);
-    if (p == std::string::npos) return text;
-    pos = p;
-    ++n;
-  }
-  return n > max_lines ? text.substr(pos + 1) : text;
-}
-
 CompiledOutcome RunInProcess(const std::string& package, const std::string& model,
                              const std::vector<at::Tensor>& inputs) {
   CompiledOutcome o;
@@ -247,7 +235,7 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
       o.kind = OutcomeKind::kSignal;
       o.signal = WTERMSIG(status);
       o.message = "the compiled model's process died of " + SignalName(o.signal) + " (" + strsignal(o.signal) + ")" +
-                  (o.stderr_text.empty() ? "" : "; its last output:\n" + Tail(o.stderr_text, 15));
+                  (o.stderr_text.empty() ? "" : "; its last output:\n" + LastLines(o.stderr_text, 15));
       return finish(o);
     }
     nlohmann::json result;
@@ -256,7 +244,7 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
     } catch (const std::exception& e) {
       o.kind = OutcomeKind::kHarnessError;
       o.message = "aoti_runner exited with status " + std::to_string(WEXITSTATUS(status)) +
-                  " without a result:\n" + Tail(o.stderr_text, 15);
+                  " without a result:\n" + LastLines(o.stderr_text, 15);
       return finish(o);
     }
     const std::string s = result.value("status", "");

@@ -1,6 +1,7 @@
 #include "harness/flags.h"
 
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -37,3 +38,16 @@ DEFINE_bool(aoti_runtime_check_inputs, EnvOr("AOTI_RUNTIME_CHECK_INPUTS", "0") =
 DEFINE_string(aoti_runner_env, "",
               "Comma-separated K=V settings for the compiled run's child process only, e.g. "
               "CUDA_LAUNCH_BLOCKING=1,PYTORCH_NO_CUDA_MEMORY_CACHING=1 while debugging.");
+
+namespace aoti {
+
+std::vector<std::string> SplitFlagList(const std::string& value) {
+  std::vector<std::string> out;
+  std::stringstream ss(value);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace aoti

@@ -2,6 +2,9 @@
 // environment where PyTorch users already have a name for the setting.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <gflags/gflags.h>
 
 DECLARE_string(aoti_package);         // the .pt2 under test (set by aoti_model_test)
@@ -15,3 +18,10 @@ DECLARE_string(aoti_runner);          // path of the aoti_runner binary
 DECLARE_string(aoti_op_libraries);    // comma-separated custom-op libraries for the child
 DECLARE_bool(aoti_runtime_check_inputs);  // AOTI_RUNTIME_CHECK_INPUTS=1 for compiled runs
 DECLARE_string(aoti_runner_env);      // K=V,... extra environment for the compiled run
+
+namespace aoti {
+
+// SplitFlagList: "a,b,,c" -> {"a", "b", "c"}, for the comma-separated flags.
+std::vector<std::string> SplitFlagList(const std::string& value);
+
+}  // namespace aoti

@@ -38,6 +38,15 @@ std::string StderrCapture::Text() const {
   return text;
 }
 
+std::string LastLines(const std::string& text, size_t max_lines) {
+  size_t pos = text.size();
+  for (size_t n = 0; n <= max_lines && pos > 0; ++n) {
+    pos = text.rfind('\n', pos - 1);
+    if (pos == std::string::npos) return text;
+  }
+  return text.substr(pos + 1);
+}
+
 StderrCapture::~StderrCapture() {
   if (capture_fd_ < 0) return;
   const std::string text = Text();

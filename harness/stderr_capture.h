@@ -23,4 +23,8 @@ class StderrCapture {
   int capture_fd_ = -1;
 };
 
+// LastLines: the last max_lines lines of text, to keep a long stderr readable in a
+// failure message (the full text is kept where it came from).
+std::string LastLines(const std::string& text, size_t max_lines);
+
 }  // namespace aoti

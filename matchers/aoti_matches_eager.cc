@@ -16,16 +16,6 @@
 namespace aoti {
 namespace {
 
-std::vector<std::string> SplitCommas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 std::string AbsolutePath(const std::string& path) {
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
@@ -66,9 +56,9 @@ CheckOptions CheckOptionsFromFlags() {
   }
   o.runner.timeout_s = FLAGS_aoti_timeout_s;
   o.runner.runner_path = FLAGS_aoti_runner;
-  for (const auto& lib : SplitCommas(FLAGS_aoti_op_libraries)) o.runner.op_libraries.push_back(AbsolutePath(lib));
+  for (const auto& lib : SplitFlagList(FLAGS_aoti_op_libraries)) o.runner.op_libraries.push_back(AbsolutePath(lib));
   o.runner.runtime_check_inputs = FLAGS_aoti_runtime_check_inputs;
-  for (const auto& kv : SplitCommas(FLAGS_aoti_runner_env)) {
+  for (const auto& kv : SplitFlagList(FLAGS_aoti_runner_env)) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
       throw HarnessError("--aoti_runner_env: '" + kv + "' is not NAME=VALUE");

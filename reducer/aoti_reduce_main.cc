@@ -46,14 +46,6 @@ DEFINE_bool(print_strategies, false, "list the strategies in the order they run,
 
 namespace {
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::string Dirname(const std::string& p) {
   const size_t slash = p.find_last_of('/');
   return slash == std::string::npos ? "." : p.substr(0, slash);
@@ -109,7 +101,7 @@ int Main(int argc, char** argv) {
   options.max_granularity = FLAGS_max_granularity;
   options.skip_sanity = FLAGS_skip_sanity;
   options.time_budget_s = FLAGS_time_budget_s;
-  options.strategies = Split(FLAGS_aoti_reduce_strategies);
+  options.strategies = aoti::SplitFlagList(FLAGS_aoti_reduce_strategies);
   options.offload_to_disk = FLAGS_offload_to_disk;
   options.skip_export_errors = FLAGS_skip_export_error;
   aoti::CompileServerOptions server;
