@@ -41,4 +41,8 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    while args[:1] == ["--load-library"]:
+        torch.ops.load_library(args[1])  # custom operators some programs call
+        args = args[2:]
+    main(args)

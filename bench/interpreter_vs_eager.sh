@@ -3,13 +3,16 @@
 # fidelity corpus, both measured in one run on this machine; prints a markdown table.
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/bazel_env.sh"
 cd "$AOTI_ROOT"
-bazel_cmd build //bench:interpreter_bench //testdata/corpus >/dev/null
+bazel_cmd build //bench:interpreter_bench //testdata/corpus //testdata/custom_ops:test_ops_for_python.so >/dev/null
 bin="$(bazel info bazel-bin)"
-pkgs=("$bin"/testdata/corpus/*.pt2)
+pkgs=()
+for p in "$bin"/testdata/corpus/*.pt2; do
+  case "$p" in *_aoti.pt2) ;; *) pkgs+=("$p") ;; esac  # the export-only programs
+done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 "$bin/bench/interpreter_bench" "${pkgs[@]}" >"$tmp/cpp.tsv"
-"$AOTI_PYTHON" bench/eager_bench.py "${pkgs[@]}" >"$tmp/py.tsv"
+"$AOTI_PYTHON" bench/eager_bench.py --load-library "$bin/testdata/custom_ops/test_ops_for_python.so" "${pkgs[@]}" >"$tmp/py.tsv"
 echo "| program | interpreter (us/run) | Python eager (us/run) | eager / interpreter |"
 echo "| --- | ---: | ---: | ---: |"
 join -t $'\t' <(sort "$tmp/cpp.tsv") <(sort "$tmp/py.tsv") |
