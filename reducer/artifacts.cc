@@ -19,10 +19,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string Short(const std::string& target) {
-  return target.rfind("torch.ops.", 0) == 0 ? target.substr(10) : target;
-}
-
 std::string ArgText(const json& arg) {
   if (!arg.is_object() || arg.size() != 1) return arg.dump();
   const std::string& key = arg.begin().key();
@@ -185,7 +181,7 @@ std::string FormatGraph(const Program& program) {
     const auto outs = NodeOutputNames(n);
     std::string lhs;
     for (size_t i = 0; i < outs.size(); ++i) lhs += (i ? ", %" : "%") + outs[i];
-    os << (lhs.empty() ? "" : lhs + " = ") << Short(n.target) << "(";
+    os << (lhs.empty() ? "" : lhs + " = ") << ShortTarget(n.target) << "(";
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       os << (i ? ", " : "") << (n.inputs[i].kind == 2 ? n.inputs[i].name + "=" : "") << ArgText(n.inputs[i].arg);
     }
@@ -274,7 +270,7 @@ void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceO
   for (size_t i = 0; i < r.minimal.nodes.size(); ++i) {
     const Node& n = r.minimal.nodes[i];
     const std::string id = "n" + std::to_string(i);
-    dot << "  " << id << " [label=\"" << n.name << "\\n" << Short(n.target) << "\"];\n";
+    dot << "  " << id << " [label=\"" << n.name << "\\n" << ShortTarget(n.target) << "\"];\n";
     for (const auto& v : NodeInputNames(n)) {
       auto it = producer.find(v);
       if (it != producer.end()) dot << "  \"" << it->second << "\" -> " << id << " [label=\"" << v << "\"];\n";

@@ -92,11 +92,13 @@ std::vector<std::string> UserInputNames(const Program& program) {
   return names;
 }
 
+std::string ShortTarget(const std::string& target) {
+  return target.rfind("torch.ops.", 0) == 0 ? target.substr(10) : target;
+}
+
 std::vector<std::string> OperatorNames(const Program& program) {
   std::vector<std::string> names;
-  for (const auto& n : program.nodes) {
-    names.push_back(n.target.rfind("torch.ops.", 0) == 0 ? n.target.substr(10) : n.target);
-  }
+  for (const auto& n : program.nodes) names.push_back(ShortTarget(n.target));
   return names;
 }
 

@@ -40,6 +40,9 @@ Program RemoveUnusedInputs(const Program& program);
 // UserInputNames: the value names of the program's user inputs, in order.
 std::vector<std::string> UserInputNames(const Program& program);
 
+// ShortTarget: "torch.ops.aten.relu.default" -> "aten.relu.default" (others unchanged).
+std::string ShortTarget(const std::string& target);
+
 // OperatorNames: the node targets, short ("aten.relu.default"), in order.
 std::vector<std::string> OperatorNames(const Program& program);
 

@@ -46,7 +46,7 @@ bool ReductionState::Try(const Program& candidate, const std::string& strategy, 
   Progress(strategy + ": " + what + ": " + std::to_string(current_.nodes.size()) + " -> " +
            std::to_string(candidate.nodes.size()) + " nodes");
   current_ = candidate;
-  accepted_.emplace_back(candidate.nodes.size(), oracle_->Test(candidate).archive);
+  accepted_.emplace_back(candidate.nodes.size(), again.archive);
   return true;
 }
 
