@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,7 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +17,7 @@
 #include "harness/errors.h"
 #include "harness/pt2_archive.h"
 #include "harness/stderr_capture.h"
+#include "harness/subprocess.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
 
@@ -28,93 +28,6 @@ bool IsExecutable(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR);
 }
-
-std::string SignalName(int sig) {
-  switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGFPE: return "SIGFPE";
-    case SIGBUS: return "SIGBUS";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    default: return "signal " + std::to_string(sig);
-  }
-}
-
-// ChildProcess: fork + exec with stdout and stderr to a file; kills its process group if
-// it is still running when destroyed.
-class ChildProcess {
- public:
-  ChildProcess(const std::vector<std::string>& argv, const std::string& log_path,
-               const std::vector<std::pair<std::string, std::string>>& env) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (log_fd < 0) throw HarnessError("cannot create " + log_path + ": " + std::strerror(errno));
-    const pid_t parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ < 0) {
-      ::close(log_fd);
-      throw HarnessError(std::string("fork failed: ") + std::strerror(errno));
-    }
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(125);  // the parent is already gone
-      ::dup2(log_fd, STDOUT_FILENO);
-      ::dup2(log_fd, STDERR_FILENO);
-      ::close(log_fd);
-      for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-      ::execv(args[0], args.data());
-      const std::string msg = std::string("exec ") + args[0] + " failed: " + std::strerror(errno) + "\n";
-      ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
-      (void)ignored;
-      ::_exit(127);
-    }
-    ::setpgid(pid_, pid_);
-    ::close(log_fd);
-  }
-
-  ~ChildProcess() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(-pid_, SIGKILL);
-      ::kill(pid_, SIGKILL);
-      int status;
-      ::waitpid(pid_, &status, 0);
-    }
-  }
-
-  // Wait: true with the wait status when the child ended within timeout_s; false after
-  // killing it on timeout.
-  bool Wait(double timeout_s, int* status) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    auto pause = std::chrono::milliseconds(2);
-    while (true) {
-      const pid_t r = ::waitpid(pid_, status, WNOHANG);
-      if (r == pid_) {
-        reaped_ = true;
-        ::kill(-pid_, SIGKILL);  // anything the child left behind in its group
-        return true;
-      }
-      if (r < 0 && errno != EINTR) throw HarnessError(std::string("waitpid failed: ") + std::strerror(errno));
-      if (std::chrono::steady_clock::now() >= deadline) {
-        ::kill(-pid_, SIGKILL);
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, status, 0);
-        reaped_ = true;
-        return false;
-      }
-      std::this_thread::sleep_for(pause);
-      if (pause < std::chrono::milliseconds(50)) pause *= 2;
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-};
 
 CompiledOutcome RunInProcess(const std::string& package, const std::string& model,
                              const std::vector<at::Tensor>& inputs) {
@@ -218,11 +131,20 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
     std::vector<std::pair<std::string, std::string>> env = options.env;
     if (options.runtime_check_inputs) env.emplace_back("AOTI_RUNTIME_CHECK_INPUTS", "1");
     const std::string log = work.path() + "/child.log";
+    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0) throw HarnessError("cannot create " + log + ": " + std::strerror(errno));
     int status = 0;
     bool ended;
     {
-      ChildProcess child(argv, log, env);
-      ended = child.Wait(options.timeout_s, &status);
+      std::optional<Subprocess> child;
+      try {
+        child.emplace(Subprocess::Options{argv, ChildEnvironment({options.env_pass_through, env}), -1, log_fd, log_fd});
+      } catch (...) {
+        ::close(log_fd);
+        throw;
+      }
+      ::close(log_fd);
+      ended = child->Wait(options.timeout_s, &status);
     }
     o.stderr_text = ReadTextFile(log);
     if (!ended) {

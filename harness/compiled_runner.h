@@ -10,8 +10,9 @@
 //   timeout        the child ran past the timeout and was killed
 //   harness error  bad input to the harness itself (missing file, no such model)
 //
-// The child gets its own process group and dies with its parent (PR_SET_PDEATHSIG); the
-// group is killed on timeout and whenever the runner object goes away early.
+// The child is started by Subprocess (harness/subprocess.h): its own process group, death
+// with its parent, an explicit environment without PyTorch's debug and repro variables;
+// the group is killed on timeout and whenever the runner object goes away early.
 #pragma once
 
 #include <string>
@@ -47,6 +48,8 @@ struct RunnerOptions {
   std::vector<std::string> op_libraries;   // shared libraries of custom ops for the child
   bool runtime_check_inputs = false;       // AOTI_RUNTIME_CHECK_INPUTS=1 for the run
   std::vector<std::pair<std::string, std::string>> env;  // extra environment for the child
+  // PyTorch debug variables (StrippedTorchVariables) the child keeps; "*" keeps all.
+  std::vector<std::string> env_pass_through;
 };
 
 CompiledOutcome RunCompiled(const std::string& package, const std::string& model,

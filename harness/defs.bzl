@@ -28,6 +28,10 @@ def _aoti_package_impl(ctx):
     args.add("--label", str(ctx.label))
     args.add("--seed", str(ctx.attr.seed))
     args.add("--inductor-configs", json.encode(ctx.attr.inductor_configs))
+    if ctx.attr.model_kwargs:
+        args.add("--model-kwargs", json.encode(ctx.attr.model_kwargs))
+    if ctx.attr.dtype:
+        args.add("--dtype", ctx.attr.dtype)
     for lib in ctx.files.op_libraries:
         args.add("--load-library", lib)
     if ctx.attr.export_only:
@@ -57,6 +61,8 @@ aoti_package = rule(
         "op_libraries": attr.label_list(allow_files = [".so"], doc = "Shared libraries of C++ custom operators (TORCH_LIBRARY) to load before the model file."),
         "model_name": attr.string(default = "model", doc = "Model name inside the archive."),
         "inductor_configs": attr.string_dict(doc = "Inductor config patches; values that parse as JSON (true, 1, 0.5) are typed."),
+        "model_kwargs": attr.string_dict(doc = "Keyword arguments for make_model(); values that parse as JSON are typed. One model file, several configurations (e.g. {\"act\": \"relu\"})."),
+        "dtype": attr.string(doc = "Cast the model and its floating inputs to this dtype before export (e.g. \"bfloat16\")."),
         "export_only": attr.bool(default = False, doc = "Skip the AOTI compile (program + inputs only)."),
         "strict_export": attr.bool(default = False, doc = "torch.export in strict mode."),
         "seed": attr.int(default = 0, doc = "torch.manual_seed before make_model() and example_inputs()."),

@@ -38,6 +38,10 @@ DEFINE_bool(aoti_runtime_check_inputs, EnvOr("AOTI_RUNTIME_CHECK_INPUTS", "0") =
 DEFINE_string(aoti_runner_env, "",
               "Comma-separated K=V settings for the compiled run's child process only, e.g. "
               "CUDA_LAUNCH_BLOCKING=1,PYTORCH_NO_CUDA_MEMORY_CACHING=1 while debugging.");
+DEFINE_string(aoti_child_env_pass_through, "",
+              "Comma-separated PyTorch debug and repro variables (DUMP_AOTI_MINIFIER, TORCH_COMPILE_DEBUG, ...; "
+              "the list is in the README) that the runner and the compile server keep from this process' "
+              "environment; '*' keeps all of them. By default every child gets them removed.");
 
 namespace aoti {
 

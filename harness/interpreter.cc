@@ -459,14 +459,13 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
       case InputKind::kParameter:
       case InputKind::kBuffer:
       case InputKind::kTensorConstant: {
-        const bool is_weight = spec.kind != InputKind::kTensorConstant;
-        const auto& table = is_weight ? state_.weights : state_.constants;
-        auto it = table.find(spec.target);
-        if (it == table.end()) {
-          throw HarnessError(std::string(is_weight ? "weight '" : "constant '") + spec.target + "' (input '" +
-                             spec.value_name + "') is missing from the archive");
+        const at::Tensor* t = state_.Find(spec.target, spec.StoredWithConstants());
+        if (t == nullptr) {
+          throw HarnessError(std::string(InputKindName(spec.kind)) + " '" + spec.target + "' (input '" +
+                             spec.value_name + "') is missing from the archive: neither data/weights/ nor "
+                             "data/constants/ holds it");
         }
-        env[spec.value_name] = it->second;
+        env[spec.value_name] = *t;
         break;
       }
       case InputKind::kConstantInput: {
@@ -475,7 +474,9 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
         break;
       }
       default:
-        throw HarnessError("program input '" + spec.value_name + "': custom objects and tokens are not supported yet");
+        throw HarnessError("program input '" + spec.value_name + "' is a " + InputKindName(spec.kind) +
+                           (spec.target.empty() ? "" : " ('" + spec.target + "')") +
+                           ": custom objects and tokens are not supported yet by the eager interpreter");
     }
   }
   if (next_input != user_inputs.size()) {
@@ -540,7 +541,12 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
     switch (spec.kind) {
       case OutputKind::kUserOutput: result.outputs.push_back(it->second); break;
       case OutputKind::kBufferMutation:
-      case OutputKind::kParameterMutation: state_.weights[spec.target] = it->second.toTensor(); break;
+      case OutputKind::kParameterMutation: {
+        at::Tensor* stored = state_.Find(spec.target, /*in_constants=*/false);
+        if (stored == nullptr) throw HarnessError("program output mutates '" + spec.target + "', which the program does not lift");
+        *stored = it->second.toTensor();
+        break;
+      }
       case OutputKind::kUserInputMutation:
         for (size_t k = 0; k < user_input_values.size(); ++k) {
           if (user_input_values[k].first == spec.target && k < user_inputs.size()) {

@@ -234,6 +234,36 @@ TEST_F(BadProgram, MissingWeight) {
   EXPECT_THAT(Error(json_, /*drop_weight=*/true), AllOf(HasSubstr("fc2.weight"), HasSubstr("missing")));
 }
 
+TEST_F(BadProgram, TokenInputIsNamedAsNotSupported) {
+  // The first input spec (a parameter) turned into an effect token.
+  auto& specs = json_["graph_module"]["signature"]["input_specs"];
+  const std::string name = specs[0].begin().value()["arg"]["name"];
+  specs[0] = {{"token", {{"arg", {{"name", name}}}}}};
+  EXPECT_THAT(Error(json_), AllOf(HasSubstr("'" + name + "'"), HasSubstr("token"), HasSubstr("not supported yet")));
+}
+
+TEST_F(BadProgram, CustomObjectInputIsNamedAsNotSupported) {
+  auto& specs = json_["graph_module"]["signature"]["input_specs"];
+  const std::string name = specs[0].begin().value()["arg"]["name"];
+  specs[0] = {{"custom_obj", {{"arg", {{"name", name}, {"class_fqn", "__torch__.torch.classes.my.Obj"}}},
+                              {"custom_obj_name", "my_obj"}}}};
+  EXPECT_THAT(Error(json_), AllOf(HasSubstr("'" + name + "'"), HasSubstr("custom_obj ('my_obj')"),
+                                  HasSubstr("not supported yet")));
+}
+
+// Every kind of lifted input, read from where torch.export.save put it (lifted_state.py).
+TEST(LiftedState, EachInputKindIsReadFromWhereTheArchiveKeepsIt) {
+  auto archive = Pt2Archive::Open(PathOf("lifted_state"));
+  ProgramState state = LoadProgramState(*archive, "model");
+  for (const char* fqn : {"fc.weight", "fc.bias", "scale"}) EXPECT_TRUE(state.weights.count(fqn)) << fqn;
+  for (const char* fqn : {"position_ids", "inv_freq", "offset", "lifted_tensor_0"}) {
+    EXPECT_TRUE(state.constants.count(fqn)) << fqn;
+  }
+  auto interp = Interpreter::FromArchive(*archive, "model");
+  const auto got = interp->RunTensors(archive->SampleInputs());
+  EXPECT_TRUE(at::equal(got.at(0), archive->RecordedEagerOutputs().at(0)));
+}
+
 TEST_F(BadProgram, MissingWeightFileInArchive) {
   // The weight config points at a file the archive does not hold.
   EXPECT_NO_THROW(LoadProgramState(*archive_, "model"));

@@ -32,6 +32,17 @@ const std::vector<std::pair<const char*, OutputKind>>& OutputKinds() {
   return *kinds;
 }
 
+}  // namespace
+
+const char* InputKindName(InputKind kind) {
+  for (const auto& [key, k] : InputKinds()) {
+    if (k == kind) return key;
+  }
+  return "input";
+}
+
+namespace {
+
 // The field naming the FQN in each input spec kind.
 const char* TargetField(InputKind kind) {
   switch (kind) {

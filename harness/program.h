@@ -43,12 +43,23 @@ struct TensorMeta {
 enum class InputKind { kUserInput, kParameter, kBuffer, kTensorConstant, kCustomObj, kToken, kConstantInput };
 enum class OutputKind { kUserOutput, kBufferMutation, kParameterMutation, kUserInputMutation, kLossOutput, kToken, kOther };
 
+// InputKindName: the schema's name of an input kind ("parameter", "buffer", "custom_obj", ...).
+const char* InputKindName(InputKind kind);
+
 struct InputSpecEntry {
   InputKind kind = InputKind::kUserInput;
   std::string value_name;  // the graph value the input binds (e.g. "p_fc1_weight", "x")
   std::string target;      // FQN of the parameter / buffer / constant; empty for user inputs
   nlohmann::json arg;      // the user input's Argument (or the constant input's value)
   nlohmann::json raw = nlohmann::json::object();  // the spec body, for fields not modelled
+
+  // StoredWithConstants: true where torch.export.save writes this input's tensor to
+  // data/constants/ (tensor constants, lifted constants, non-persistent buffers) rather
+  // than data/weights/ (parameters, persistent buffers).
+  bool StoredWithConstants() const {
+    if (kind == InputKind::kTensorConstant) return true;
+    return kind == InputKind::kBuffer && raw.is_object() && raw.value("persistent", true) == false;
+  }
 };
 
 struct OutputSpecEntry {

@@ -83,6 +83,16 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
 
 }  // namespace
 
+at::Tensor* ProgramState::Find(const std::string& fqn, bool in_constants) {
+  auto& first = in_constants ? constants : weights;
+  auto& second = in_constants ? weights : constants;
+  for (auto* table : {&first, &second}) {
+    auto it = table->find(fqn);
+    if (it != table->end()) return &it->second;
+  }
+  return nullptr;
+}
+
 ProgramState LoadProgramState(const Pt2Archive& archive, const std::string& model) {
   archive.RequireModel(model);
   ProgramState state;

@@ -13,9 +13,16 @@
 
 namespace aoti {
 
+// Where torch.export.save puts each kind of lifted input: parameters and persistent
+// buffers in data/weights/, tensor constants, lifted constants (lifted_tensor_N) and
+// buffers registered with persistent=False in data/constants/.
 struct ProgramState {
-  std::map<std::string, at::Tensor> weights;    // parameters and buffers
-  std::map<std::string, at::Tensor> constants;  // tensor constants
+  std::map<std::string, at::Tensor> weights;    // parameters and persistent buffers
+  std::map<std::string, at::Tensor> constants;  // tensor constants and non-persistent buffers
+
+  // Find: the tensor stored under fqn, looked up first in the table where its kind is
+  // stored (in_constants: data/constants/), then in the other one; nullptr if neither has it.
+  at::Tensor* Find(const std::string& fqn, bool in_constants);
 };
 
 // LoadProgramState throws HarnessError naming the archive and the missing or corrupt entry.

@@ -65,6 +65,7 @@ CheckOptions CheckOptionsFromFlags() {
     }
     o.runner.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
+  o.runner.env_pass_through = SplitFlagList(FLAGS_aoti_child_env_pass_through);
   return o;
 }
 

@@ -115,6 +115,7 @@ int Main(int argc, char** argv) {
   }
   server.timeout_s = FLAGS_compile_timeout_s;
   server.op_libraries = spec.check.runner.op_libraries;
+  server.env_pass_through = spec.check.runner.env_pass_through;
   const std::string out = FLAGS_out.empty() ? "aoti_repro" : FLAGS_out;
   aoti::MakeDirs(out);
   server.log_path = out + "/compile_server.log";

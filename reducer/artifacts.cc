@@ -316,6 +316,20 @@ void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceO
   md << "\n\n| strategy | what | nodes |\n| --- | --- | --- |\n";
   for (const auto& e : r.log) md << "| " << e.strategy << " | " << e.what << " | " << e.nodes_before << " -> " << e.nodes_after << " |\n";
   WriteAtomically(out_dir + "/report.md", md.str());
+  // summary.json: the same figures for machines (CI, scripts).
+  json ops = json::array();
+  for (const auto& n : r.minimal.nodes) ops.push_back(ShortTarget(n.target));
+  const json summary = {{"failure_class", r.failure_class},
+                        {"nodes_before", r.nodes_before},
+                        {"nodes_after", r.nodes_after},
+                        {"ops", ops},
+                        {"compiles", r.compiles},
+                        {"cache_hits", r.cache_hits},
+                        {"seconds", r.seconds},
+                        {"final_recheck_failed_again", r.final_recheck_failed_again},
+                        {"budget_exhausted", r.budget_exhausted},
+                        {"strategies", r.strategies}};
+  WriteAtomically(out_dir + "/summary.json", summary.dump(1) + "\n");
 }
 
 }  // namespace aoti

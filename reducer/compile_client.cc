@@ -3,8 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,31 +16,33 @@ CompileClient::~CompileClient() { Stop(); }
 
 void CompileClient::Start() {
   int in_pipe[2], out_pipe[2];
-  if (::pipe(in_pipe) != 0 || ::pipe(out_pipe) != 0) {
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
     throw HarnessError(std::string("compile server: pipe failed: ") + std::strerror(errno));
   }
-  const pid_t parent = ::getpid();
-  pid_ = ::fork();
-  if (pid_ < 0) throw HarnessError(std::string("compile server: fork failed: ") + std::strerror(errno));
-  if (pid_ == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(125);
-    ::dup2(in_pipe[0], STDIN_FILENO);
-    ::dup2(out_pipe[1], STDOUT_FILENO);
-    const std::string log = options_.log_path.empty() ? "/dev/null" : options_.log_path;
-    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (log_fd >= 0) ::dup2(log_fd, STDERR_FILENO);
-    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], log_fd}) {
-      if (fd > 2) ::close(fd);
-    }
-    ::execl(options_.python.c_str(), options_.python.c_str(), "-u", options_.server_script.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(127);
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    const int err = errno;
+    ::close(in_pipe[0]);
+    ::close(in_pipe[1]);
+    throw HarnessError(std::string("compile server: pipe failed: ") + std::strerror(err));
   }
-  ::setpgid(pid_, pid_);
-  ::close(in_pipe[0]);
-  ::close(out_pipe[1]);
+  const std::string log = options_.log_path.empty() ? "/dev/null" : options_.log_path;
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  auto close_child_ends = [&] {
+    ::close(in_pipe[0]);
+    ::close(out_pipe[1]);
+    if (log_fd >= 0) ::close(log_fd);
+  };
+  try {
+    server_ = std::make_unique<Subprocess>(Subprocess::Options{
+        {options_.python, "-u", options_.server_script},
+        ChildEnvironment({options_.env_pass_through, {}}), in_pipe[0], out_pipe[1], log_fd});
+  } catch (...) {
+    close_child_ends();
+    ::close(in_pipe[1]);
+    ::close(out_pipe[0]);
+    throw;
+  }
+  close_child_ends();
   to_server_ = in_pipe[1];
   from_server_ = out_pipe[0];
   ::signal(SIGPIPE, SIG_IGN);  // a dead server is an error answer, not a dead client
@@ -60,15 +60,11 @@ void CompileClient::Start() {
 }
 
 void CompileClient::Stop() {
-  if (pid_ <= 0) return;
+  if (!server_) return;
   if (to_server_ >= 0) ::close(to_server_);
   if (from_server_ >= 0) ::close(from_server_);
   to_server_ = from_server_ = -1;
-  ::kill(-pid_, SIGKILL);
-  ::kill(pid_, SIGKILL);
-  int status;
-  ::waitpid(pid_, &status, 0);
-  pid_ = -1;
+  server_.reset();  // kills the group and reaps
 }
 
 bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nlohmann::json* answer,
@@ -123,7 +119,7 @@ bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nl
 
 CompileResult CompileClient::Compile(const std::string& program, const std::string& out,
                                      const std::string& inductor_configs_json) {
-  if (pid_ <= 0) Start();
+  if (!server_) Start();
   ++requests_;
   const nlohmann::json request = {{"id", next_id_++},
                                   {"op", "compile"},

@@ -1,15 +1,17 @@
 // CompileClient: the reducer's side of tools/compile_server.py. Starts the server lazily
 // (torch is imported once per server), sends one JSON line per compile, enforces a
 // per-compile timeout, restarts a server that died or hung, and never leaves it running
-// after the client goes away (its own process group, killed with its parent).
+// after the client goes away (its own process group, killed with its parent). The server
+// gets an explicit environment (harness/subprocess.h) without PyTorch's debug variables.
 #pragma once
 
-#include <sys/types.h>
-
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "harness/subprocess.h"
 
 namespace aoti {
 
@@ -19,6 +21,10 @@ struct CompileServerOptions {
   double timeout_s = 600;      // per compile
   std::string log_path;        // the server's stderr; /dev/null if empty
   std::vector<std::string> op_libraries;  // custom-op libraries the programs call
+  // PyTorch debug variables (StrippedTorchVariables) the server keeps; "*" keeps all.
+  // By default none: DUMP_AOTI_MINIFIER inherited from a test would run torch's own
+  // minifier, and the model, inside the server.
+  std::vector<std::string> env_pass_through;
 };
 
 struct CompileResult {
@@ -50,7 +56,7 @@ class CompileClient {
   bool Exchange(const nlohmann::json& request, double timeout_s, nlohmann::json* answer, std::string* problem);
 
   CompileServerOptions options_;
-  pid_t pid_ = -1;
+  std::unique_ptr<Subprocess> server_;
   int to_server_ = -1, from_server_ = -1;
   std::string buffer_;
   int restarts_ = 0, requests_ = 0, next_id_ = 1;

@@ -89,6 +89,7 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       spec.failure_class = c.failure_class;
       spec.check = CheckOptionsFromFlags();
       server.op_libraries = spec.check.runner.op_libraries;
+      server.env_pass_through = spec.check.runner.env_pass_through;
       ReduceOptions options;
       options.time_budget_s = FLAGS_aoti_reduce_time_budget_s;
       CompileClient client(server);

@@ -14,7 +14,7 @@ and the reducer can work on it. Errors in the model file itself (bad contract, e
 raises, export fails) do fail, with a message naming the file.
 
 The model file contract (see README.md, "Model file contract"):
-  make_model() -> torch.nn.Module                required
+  make_model(**model_kwargs) -> torch.nn.Module required (--model-kwargs; none by default)
   example_inputs() -> tuple of positional args   required
   example_kwargs() -> dict                       optional
   dynamic_shapes() -> dynamic_shapes for export  optional
@@ -48,6 +48,21 @@ def log(msg):
     print(f"[package_model] {msg}", file=sys.stderr, flush=True)
 
 
+# The same list as harness/subprocess.cc (StrippedTorchVariables); "*" ends a prefix.
+STRIPPED_TORCH_VARIABLES = (
+    "DUMP_AOTI_MINIFIER", "AOTINDUCTOR_REPRO_LEVEL", "TORCHDYNAMO_REPRO_*", "TORCH_COMPILE_DEBUG",
+    "TORCH_COMPILE_DEBUG_DIR", "TORCH_COMPILE_DEBUG_SAVE_REAL", "TORCH_COMPILE_CPROFILE", "TORCH_LOGS",
+    "TORCH_TRACE", "TORCHINDUCTOR_NAN_ASSERTS", "TORCHINDUCTOR_RUNTIME_TRITON_NAN_ASSERTS",
+    "TORCHINDUCTOR_SAVE_ARGS", "TORCHINDUCTOR_PROFILE", "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE",
+    "AOT_INDUCTOR_DEBUG_COMPILE", "AOT_INDUCTOR_DEBUG_SYMBOLS", "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER",
+    "AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT", "AOTI_RUNTIME_CHECK_INPUTS", "CUDA_LAUNCH_BLOCKING",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING")
+
+
+def is_stripped_torch_variable(name):
+    return any(name.startswith(v[:-1]) if v.endswith("*") else name == v for v in STRIPPED_TORCH_VARIABLES)
+
+
 def parse_config_value(text):
     """Config values arrive as strings from Bazel: JSON literals become typed values."""
     if not isinstance(text, str):
@@ -75,11 +90,17 @@ def load_model_file(path):
     return module
 
 
-def build_case(module, path, seed):
+def build_case(module, path, seed, model_kwargs=None, dtype=None):
     import torch
 
     torch.manual_seed(seed)
-    model = module.make_model()
+    try:
+        model = module.make_model(**(model_kwargs or {}))
+    except TypeError as e:
+        if not model_kwargs:
+            raise
+        raise ContractError(f"{path}: make_model(**{model_kwargs!r}) raised TypeError: {e}; "
+                            "model_kwargs must name make_model's keyword parameters") from e
     if not isinstance(model, torch.nn.Module):
         raise ContractError(f"{path}: make_model() returned {type(model).__name__}, expected torch.nn.Module")
     torch.manual_seed(seed + 1)
@@ -92,6 +113,12 @@ def build_case(module, path, seed):
     if not isinstance(kwargs, dict):
         raise ContractError(f"{path}: example_kwargs() returned {type(kwargs).__name__}, expected a dict")
     dyn = module.dynamic_shapes() if callable(getattr(module, "dynamic_shapes", None)) else None
+    if dtype is not None:
+        # The whole model and its floating inputs in one dtype (e.g. a bfloat16 variant).
+        model = model.to(dtype)
+        cast = lambda t: t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+        args = [cast(a) for a in args]
+        kwargs = {k: cast(v) for k, v in kwargs.items()}
     return model, tuple(args), kwargs, dyn
 
 
@@ -200,6 +227,12 @@ def package(args):
     configs = {k: parse_config_value(v) for k, v in json.loads(args.inductor_configs).items()}
     # torch internals warn about their own deprecations on every export; not the user's concern.
     warnings.filterwarnings("ignore", category=FutureWarning)
+    # PyTorch's own debug and repro variables (DUMP_AOTI_MINIFIER runs torch's minifier,
+    # and the model, inside aoti_compile_and_package) are read when torch is imported; a
+    # user's --action_env must not switch them on here. The list is the harness' one.
+    for name in list(os.environ):
+        if is_stripped_torch_variable(name):
+            del os.environ[name]
     workdir = tempfile.mkdtemp(prefix="aoti_package_")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(workdir, "inductor_cache"))
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
@@ -226,7 +259,14 @@ def package(args):
             model, dyn = ep.module(), None
         else:
             module = load_model_file(args.model)
-            model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed)
+            dtype = None
+            if args.dtype:
+                dtype = getattr(torch, args.dtype, None)
+                if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+                    raise ContractError(f"--dtype {args.dtype!r}: expected a floating dtype such as bfloat16")
+            model_kwargs = {k: parse_config_value(v) if isinstance(v, str) else v
+                            for k, v in json.loads(args.model_kwargs).items()}
+            model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed, model_kwargs, dtype)
             model.eval()
 
         log(f"eager run of {source}")
@@ -242,7 +282,12 @@ def package(args):
         if ep is None:
             log(f"torch.export (strict={args.strict_export})")
             try:
-                ep = torch.export.export(model, ex_args, ex_kwargs, dynamic_shapes=dyn, strict=args.strict_export)
+                # Under no_grad, as AOTI's own recipe exports for inference: a model's
+                # torch.no_grad() regions (rotary embeddings) then stay plain ATen calls
+                # instead of set-grad higher-order ops.
+                with torch.no_grad():
+                    ep = torch.export.export(model, ex_args, ex_kwargs, dynamic_shapes=dyn,
+                                             strict=args.strict_export)
             except Exception as e:
                 raise ContractError(f"{args.model}: torch.export failed: {type(e).__name__}: {e}") from e
 
@@ -321,17 +366,19 @@ def main(argv=None):
     p.add_argument("--export-only", action="store_true", help="skip the AOTI compile")
     p.add_argument("--strict-export", action="store_true", help="torch.export with strict=True")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model-kwargs", default="{}", help="JSON object of keyword arguments for make_model()")
+    p.add_argument("--dtype", default="", help="cast the model and its floating inputs to this dtype (e.g. bfloat16)")
     p.add_argument("--load-library", action="append", default=[],
                    help="shared library of custom operators to load before the model file")
     args = p.parse_args(argv)
     if not args.out.endswith(".pt2"):
         p.error(f"--out {args.out!r}: expected a path ending in .pt2")
-    try:
-        configs = json.loads(args.inductor_configs)
-        if not isinstance(configs, dict):
-            raise ValueError("not an object")
-    except ValueError as e:
-        p.error(f"--inductor-configs {args.inductor_configs!r}: expected a JSON object ({e})")
+    for name, value in (("--inductor-configs", args.inductor_configs), ("--model-kwargs", args.model_kwargs)):
+        try:
+            if not isinstance(json.loads(value), dict):
+                raise ValueError("not an object")
+        except ValueError as e:
+            p.error(f"{name} {value!r}: expected a JSON object ({e})")
     try:
         return package(args)
     except ContractError as e:

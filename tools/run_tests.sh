@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# run_tests.sh: set up (first use only) and run the whole test suite: `bazel test //...`.
-# Extra arguments go to `bazel test` (for example a target pattern or --test_filter=...).
+# run_tests.sh: set up (first use only) and run the whole test suite: `bazel test //...`,
+# then the real-model corpus through a model repository (tools/real_models.sh: the healthy
+# transformers models and one planted failure per class under DUMP_AOTI_MINIFIER=1).
+# Extra arguments go to `bazel test` alone (for example a target pattern or --test_filter=...).
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
 cd "$AOTI_ROOT"
-targets=("$@")
-((${#targets[@]})) || targets=(//...)
-bazel_cmd test "${targets[@]}"
+if (($#)); then
+  bazel_cmd test "$@"
+  exit
+fi
+bazel_cmd test //...
+bash "$AOTI_ROOT/tools/real_models.sh"

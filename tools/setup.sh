@@ -4,7 +4,8 @@
 # Idempotent and quick when everything is present: it checks before it installs.
 #   - Debian packages: Bazel 4.2.3 (bazel-bootstrap) and its offline rule sets,
 #     GoogleTest/GoogleMock, gflags, glog, nlohmann-json.
-#   - A virtualenv at $AOTI_VENV (default: ~/.cache/aoti_harness/venv) with torch==2.13.0.
+#   - A virtualenv at $AOTI_VENV (default: ~/.cache/aoti_harness/venv) with torch==2.13.0
+#     and transformers==5.23.0 (the real-model corpus; nothing is downloaded from a hub).
 #     It lives outside the checkout so that every clone shares it, and Bazel's disk cache
 #     (keyed on the interpreter's path) stays warm across clones.
 # Exits non-zero with a message naming what is missing when it cannot install.
@@ -13,6 +14,8 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${AOTI_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/venv}"
 TORCH_VERSION="2.13.0"
+# The real-model corpus (testdata/real) builds small random transformers models.
+TRANSFORMERS_VERSION="5.23.0"
 APT_PACKAGES=(bazel-bootstrap bazel-platforms bazel-rules-java libgtest-dev libgmock-dev
               libgflags-dev libgoogle-glog-dev nlohmann-json3-dev zip unzip)
 
@@ -53,4 +56,10 @@ fi
 "$VENV/bin/python" -c 'import numpy' 2>/dev/null \
   || "$VENV/bin/python" -m pip install -q --disable-pip-version-check numpy \
   || die "pip could not install numpy into $VENV"
-log "ready: bazel $(dpkg-query -W -f='${Version}' bazel-bootstrap 2>/dev/null), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') in $VENV"
+have_tf="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("transformers"))' 2>/dev/null || true)"
+if [ "$have_tf" != "$TRANSFORMERS_VERSION" ]; then
+  log "installing transformers==$TRANSFORMERS_VERSION into $VENV (found: ${have_tf:-none})"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "transformers==$TRANSFORMERS_VERSION" "torch==$TORCH_VERSION" \
+    || die "pip could not install transformers==$TRANSFORMERS_VERSION into $VENV"
+fi
+log "ready: bazel $(dpkg-query -W -f='${Version}' bazel-bootstrap 2>/dev/null), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)'), transformers $TRANSFORMERS_VERSION in $VENV"

@@ -1,0 +1,71 @@
+// Subprocess: the one way the harness starts a process (the isolated runner, the compile
+// server). argv and the environment are built before the fork; the child only calls
+// setpgid, prctl, dup2 and execve, so nothing allocates between fork and exec in a
+// multithreaded parent. The child leads its own process group, dies with its parent
+// (PR_SET_PDEATHSIG), and the whole group is killed on timeout or when the object goes.
+//
+// ChildEnvironment builds the explicit environment every child gets: this process'
+// environment minus PyTorch's own debug and repro variables (kStrippedTorchVariables),
+// which would otherwise switch on torch's minifier, NaN asserts, debug printers or
+// input checks inside our children, plus what the caller sets on purpose.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aoti {
+
+// The variables removed from every child's environment unless passed on purpose. An
+// entry ending in '*' is a prefix. Documented in the README ("Child processes").
+const std::vector<std::string>& StrippedTorchVariables();
+
+// IsStrippedTorchVariable: name is in StrippedTorchVariables() (or matches a prefix).
+bool IsStrippedTorchVariable(const std::string& name);
+
+struct ChildEnvOptions {
+  // Stripped variables to keep as inherited (names, or "*" for all of them).
+  std::vector<std::string> pass_through;
+  // Set last, over anything inherited (NAME, value).
+  std::vector<std::pair<std::string, std::string>> set;
+};
+
+// ChildEnvironment: "NAME=value" entries for execve.
+std::vector<std::string> ChildEnvironment(const ChildEnvOptions& options);
+
+class Subprocess {
+ public:
+  struct Options {
+    std::vector<std::string> argv;  // argv[0] is the executable's path
+    std::vector<std::string> env;   // from ChildEnvironment
+    int stdin_fd = -1;              // -1: /dev/null
+    int stdout_fd = -1;             // -1: /dev/null
+    int stderr_fd = -1;             // -1: /dev/null
+  };
+
+  // Starts the process. Throws HarnessError naming the executable if it cannot.
+  explicit Subprocess(const Options& options);
+  ~Subprocess();  // kills the group and reaps the child if still running
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0 && !reaped_; }
+
+  // Wait: true with the wait status when the child ended within timeout_s (anything
+  // left in its group is killed); false after killing the group on timeout.
+  bool Wait(double timeout_s, int* status);
+  // Kill: SIGKILL to the group, then reap.
+  void Kill();
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+// SignalName: "SIGSEGV", "SIGABRT", ..., or "signal N".
+std::string SignalName(int sig);
+
+}  // namespace aoti

@@ -1,0 +1,142 @@
+// Subprocess and ChildEnvironment: PyTorch's debug variables never reach a child unless
+// passed on purpose, the child sees exactly the environment built for it, and signals,
+// exit codes and timeouts come back as they happened.
+#include "harness/subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace aoti {
+namespace {
+
+bool Has(const std::vector<std::string>& env, const std::string& entry) {
+  return std::find(env.begin(), env.end(), entry) != env.end();
+}
+
+bool HasName(const std::vector<std::string>& env, const std::string& name) {
+  return std::any_of(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+}
+
+// Every stripped variable, set in this process (prefixes get one concrete name).
+void SetAllStripped() {
+  for (auto name : StrippedTorchVariables()) {
+    if (name.back() == '*') name = name.substr(0, name.size() - 1) + "AFTER";
+    ::setenv(name.c_str(), "1", 1);
+  }
+}
+
+TEST(ChildEnvironment, StripsEveryTorchDebugVariable) {
+  SetAllStripped();
+  ::setenv("AOTI_SUBPROCESS_TEST_KEEP", "kept", 1);
+  const auto env = ChildEnvironment({});
+  for (auto name : StrippedTorchVariables()) {
+    if (name.back() == '*') name = name.substr(0, name.size() - 1) + "AFTER";
+    SCOPED_TRACE(name);
+    EXPECT_FALSE(HasName(env, name));
+  }
+  EXPECT_TRUE(Has(env, "AOTI_SUBPROCESS_TEST_KEEP=kept"));
+  EXPECT_TRUE(HasName(env, "PATH"));
+}
+
+TEST(ChildEnvironment, NamesTheVariablesTheIssueNamed) {
+  for (const char* name : {"DUMP_AOTI_MINIFIER", "AOTINDUCTOR_REPRO_LEVEL", "TORCHDYNAMO_REPRO_AFTER",
+                           "TORCHDYNAMO_REPRO_LEVEL", "TORCH_COMPILE_DEBUG", "TORCHINDUCTOR_NAN_ASSERTS",
+                           "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER"}) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(IsStrippedTorchVariable(name));
+  }
+  EXPECT_FALSE(IsStrippedTorchVariable("TORCHINDUCTOR_CACHE_DIR"));
+  EXPECT_FALSE(IsStrippedTorchVariable("PATH"));
+}
+
+TEST(ChildEnvironment, PassThroughAndSet) {
+  SetAllStripped();
+  auto env = ChildEnvironment({{"DUMP_AOTI_MINIFIER"}, {{"AOTI_RUNTIME_CHECK_INPUTS", "1"}, {"PATH", "/x"}}});
+  EXPECT_TRUE(Has(env, "DUMP_AOTI_MINIFIER=1"));
+  EXPECT_FALSE(HasName(env, "AOTINDUCTOR_REPRO_LEVEL"));
+  EXPECT_TRUE(Has(env, "AOTI_RUNTIME_CHECK_INPUTS=1"));
+  EXPECT_TRUE(Has(env, "PATH=/x"));
+  EXPECT_EQ(std::count_if(env.begin(), env.end(), [](const std::string& e) { return e.rfind("PATH=", 0) == 0; }), 1);
+  env = ChildEnvironment({{"*"}, {}});
+  EXPECT_TRUE(HasName(env, "AOTINDUCTOR_REPRO_LEVEL"));
+  EXPECT_TRUE(HasName(env, "TORCHDYNAMO_REPRO_AFTER"));
+}
+
+std::string RunAndCapture(const std::vector<std::string>& argv, const std::vector<std::string>& env, int* status) {
+  char path[] = "/tmp/aoti_subprocess_test.XXXXXX";
+  const int fd = ::mkstemp(path);
+  {
+    Subprocess child({argv, env, -1, fd, fd});
+    ::close(fd);
+    EXPECT_TRUE(child.Wait(30, status));
+  }
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ::unlink(path);
+  return ss.str();
+}
+
+TEST(Subprocess, ChildSeesExactlyTheBuiltEnvironment) {
+  SetAllStripped();
+  int status = 0;
+  const std::string out = RunAndCapture({"/usr/bin/env"}, ChildEnvironment({{}, {{"AOTI_MARK", "yes"}}}), &status);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NE(out.find("AOTI_MARK=yes"), std::string::npos);
+  EXPECT_EQ(out.find("DUMP_AOTI_MINIFIER"), std::string::npos) << out;
+  EXPECT_EQ(out.find("TORCHDYNAMO_REPRO"), std::string::npos) << out;
+}
+
+TEST(Subprocess, ReportsExitStatusAndSignal) {
+  int status = 0;
+  RunAndCapture({"/bin/sh", "-c", "exit 7"}, {}, &status);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  RunAndCapture({"/bin/sh", "-c", "kill -SEGV $$"}, {}, &status);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(SignalName(WTERMSIG(status)), "SIGSEGV");
+}
+
+TEST(Subprocess, MissingExecutableExits127) {
+  int status = 0;
+  const std::string out = RunAndCapture({"/nonexistent/program"}, {}, &status);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 127);
+  EXPECT_NE(out.find("exec /nonexistent/program failed"), std::string::npos);
+}
+
+TEST(Subprocess, TimeoutKillsTheWholeGroup) {
+  // The shell starts a grandchild in the same group; both must be gone after the timeout.
+  char path[] = "/tmp/aoti_subprocess_pid.XXXXXX";
+  const int fd = ::mkstemp(path);
+  ::close(fd);
+  int status = 0;
+  pid_t group;
+  {
+    Subprocess child({{"/bin/sh", "-c", std::string("sleep 300 & echo $! > ") + path + "; wait"}, {}});
+    group = child.pid();
+    EXPECT_FALSE(child.Wait(1.0, &status));
+  }
+  std::ifstream in(path);
+  pid_t grandchild = 0;
+  in >> grandchild;
+  ::unlink(path);
+  ASSERT_GT(grandchild, 0);
+  for (int i = 0; i < 100 && ::kill(grandchild, 0) == 0; ++i) ::usleep(20000);
+  EXPECT_NE(::kill(grandchild, 0), 0) << "the grandchild survived the timeout";
+  EXPECT_NE(::kill(-group, 0), 0) << "the process group survived the timeout";
+}
+
+}  // namespace
+}  // namespace aoti

@@ -1,0 +1,30 @@
+"""Mixture-of-experts decoder (transformers' MixtralForCausalLM): a router with top-2 of
+4 experts (topk, softmax, batched expert matmuls), sliding-window attention,
+rotary embeddings, grouped-query attention. Small random config.
+
+model_kwargs: act ("silu" default, "relu"), head ("log1p").
+"""
+import torch
+import transformers
+
+
+class Wrapped(torch.nn.Module):
+    def __init__(self, m, head):
+        super().__init__()
+        self.m, self.head = m, head
+
+    def forward(self, input_ids):
+        logits = self.m(input_ids=input_ids, use_cache=False, return_dict=False)[0]
+        return torch.log1p(logits.softmax(-1)) if self.head == "log1p" else logits
+
+
+def make_model(act="silu", head=""):
+    cfg = transformers.MixtralConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                     num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
+                                     num_experts_per_tok=2, max_position_embeddings=64, sliding_window=8,
+                                     hidden_act=act, experts_implementation="batched_mm")
+    return Wrapped(transformers.MixtralForCausalLM(cfg), head)
+
+
+def example_inputs():
+    return (torch.randint(0, 128, (2, 16)),)

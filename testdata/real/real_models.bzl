@@ -1,0 +1,31 @@
+"""Macros of the real-model corpus: one healthy model, and one planted failure."""
+
+load("@aoti_harness//harness:defs.bzl", "aoti_model_test", "aoti_package")
+
+# The planted bugs: inductor's test-only hooks, on a model configured to have the op. The
+# relu runtime_error hook throws from the kernel: inside an OpenMP parallel region that
+# terminates the process (SIGABRT, the "signal" class); compiled single-threaded
+# (cpp.threads=1, as for a one-core deployment) the exception reaches the caller (the
+# "runtime error" class).
+PLANTS = {
+    "compile_error": ({"act": "relu"}, {"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}),
+    "runtime_error": ({"act": "relu"}, {"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error", "cpp.threads": "1"}),
+    "signal": ({"act": "relu"}, {"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}),
+    "relu_accuracy": ({"act": "relu"}, {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}),
+    "log1p_accuracy": ({"head": "log1p"}, {"cpp.inject_log1p_bug_TESTING_ONLY": "accuracy"}),
+}
+
+def real_model(name):
+    """<name>: the AOTI package; <name>_test: its check; <name>_bf16: the model in bfloat16
+    (export only), for the interpreter's bit-identity test."""
+    aoti_package(name = name, model = name + ".py")
+    aoti_model_test(name = name + "_test", size = "medium", package = ":" + name)
+    aoti_package(name = name + "_bf16", model = name + ".py", dtype = "bfloat16", export_only = True)
+
+def planted(model, plant):
+    """<model>_<plant>: the package with the planted bug; <model>_<plant>_test fails. Tagged
+    manual: tools/real_models.sh runs it under DUMP_AOTI_MINIFIER=1."""
+    kwargs, configs = PLANTS[plant]
+    name = model + "_" + plant
+    aoti_package(name = name, model = model + ".py", model_kwargs = kwargs, inductor_configs = configs, tags = ["manual"])
+    aoti_model_test(name = name + "_test", size = "large", package = ":" + name, tags = ["manual"])

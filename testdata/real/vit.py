@@ -1,0 +1,27 @@
+"""Vision transformer (transformers' ViTForImageClassification): conv patch embedding,
+class token, learned position embeddings, GELU MLP. Small random config.
+
+model_kwargs: act ("gelu" default, "relu"), head ("log1p").
+"""
+import torch
+import transformers
+
+
+class Wrapped(torch.nn.Module):
+    def __init__(self, m, head):
+        super().__init__()
+        self.m, self.head = m, head
+
+    def forward(self, pixel_values):
+        logits = self.m(pixel_values=pixel_values, return_dict=False)[0]
+        return torch.log1p(logits.softmax(-1)) if self.head == "log1p" else logits
+
+
+def make_model(act="gelu", head=""):
+    cfg = transformers.ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=2,
+                                 num_attention_heads=4, intermediate_size=64, num_labels=10, hidden_act=act)
+    return Wrapped(transformers.ViTForImageClassification(cfg), head)
+
+
+def example_inputs():
+    return (torch.randn(2, 3, 32, 32),)

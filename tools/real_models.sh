@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# real_models.sh: the real-model corpus (testdata/real, transformers models with small
+# random configurations) through the user's path: a model repository that uses the harness
+# through local_repository, under `bazel test`.
+#
+#   1. `bazel test //...` there: each healthy model's AOTI check passes (no false alarm),
+#      and the interpreter is bit-identical to Python eager in float32 and bfloat16.
+#   2. Each planted case: `DUMP_AOTI_MINIFIER=1 bazel test //:<case>_test`, with every
+#      PyTorch debug and repro variable also set in the test's environment. The test must
+#      fail; from its outputs.zip the repro must have at most 2 nodes, one of them the
+#      planted op; `python repro.py` must reproduce (exit 1); and the generated
+#      BUILD.bazel + repro_test.cc, dropped into the repository, must fail under
+#      `bazel test` with the same failure class.
+#
+# Usage: real_models.sh           the healthy corpus + one planted case per class (CI)
+#        real_models.sh --all     the healthy corpus + every planted case
+#        real_models.sh CASE...   only these planted cases (e.g. gpt2_runtime_error)
+# Prints one row per planted case (class, nodes, ops, compiles, seconds, repro checks).
+source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
+REPO="$AOTI_ROOT/testdata/real"
+cd "$REPO"
+
+# One planted case per class on the smallest graphs (CI), and every case (--all).
+CI_CASES=(bert_compile_error bert_runtime_error vit_signal vit_relu_accuracy bert_log1p_accuracy)
+ALL_CASES=(bert_compile_error llama_compile_error bert_runtime_error gpt2_runtime_error vit_signal gpt2_signal
+           gpt2_relu_accuracy vit_relu_accuracy t5_log1p_accuracy bert_log1p_accuracy)
+healthy=1
+cases=("${CI_CASES[@]}")
+if [ "${1:-}" = "--all" ]; then
+  cases=("${ALL_CASES[@]}")
+elif [ $# -gt 0 ]; then
+  cases=("$@")
+  healthy=0
+fi
+
+# Every variable the harness strips from its children, set in the test's environment.
+DEBUG_ENV=(DUMP_AOTI_MINIFIER=1 AOTINDUCTOR_REPRO_LEVEL=3 TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=4
+           TORCHDYNAMO_REPRO_FORWARD_ONLY=1 TORCHDYNAMO_REPRO_IGNORE_NON_FP=1 TORCH_COMPILE_DEBUG=1
+           TORCH_COMPILE_DEBUG_DIR=/tmp/aoti_real_models_debug TORCH_COMPILE_DEBUG_SAVE_REAL=1 TORCH_COMPILE_CPROFILE=1
+           TORCH_LOGS=+inductor TORCH_TRACE=/tmp/aoti_real_models_trace TORCHINDUCTOR_NAN_ASSERTS=1
+           TORCHINDUCTOR_RUNTIME_TRITON_NAN_ASSERTS=1 TORCHINDUCTOR_SAVE_ARGS=1 TORCHINDUCTOR_PROFILE=1
+           TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE=1 AOT_INDUCTOR_DEBUG_COMPILE=1 AOT_INDUCTOR_DEBUG_SYMBOLS=1
+           AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER=2 AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT=all
+           AOTI_RUNTIME_CHECK_INPUTS=1 CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1)
+test_env=()
+for kv in "${DEBUG_ENV[@]}"; do test_env+=("--test_env=$kv"); done
+
+failures=0
+fail() { echo "real_models: FAIL: $*"; failures=$((failures + 1)); }
+
+if ((healthy)); then
+  echo "== bazel test //... in testdata/real (healthy models, interpreter identity)"
+  start=$(date +%s)
+  bazel_cmd test //... || fail "the healthy real-model corpus did not pass"
+  testlogs="$(bazel info bazel-testlogs 2>/dev/null)"
+  # One row per model: op nodes (from the archive's program), the verdict, the interpreter's
+  # bit-identity in float32 and bfloat16, and the seconds the check took (test.xml).
+  "$AOTI_PYTHON" - "$(bazel info bazel-bin 2>/dev/null)" "$testlogs" <<'PY'
+import json, re, sys, zipfile
+bin_dir, logs = sys.argv[1], sys.argv[2]
+identity = open(f"{logs}/interpreter_identity_test/test.log").read()
+print("| model | op nodes | verdict | interpreter fp32 | interpreter bf16 | check (s) |")
+print("| --- | ---: | --- | --- | --- | ---: |")
+for m in ["bert", "gpt2", "llama", "t5", "vit", "mixtral"]:
+    z = zipfile.ZipFile(f"{bin_dir}/{m}.pt2")
+    prog = json.loads(z.read(next(n for n in z.namelist() if n.endswith("models/model.json"))))
+    ops = len(prog["graph_module"]["graph"]["nodes"])
+    log = open(f"{logs}/{m}_test/test.log").read()
+    verdict = "pass" if "[  PASSED  ] 1 test" in log else "FALSE ALARM"
+    secs = re.search(r'<testcase[^>]*time="([0-9.]+)"', open(f"{logs}/{m}_test/test.xml").read())
+    ident = lambda p: "bit-identical" if f"/{p}.pt2 " in identity and f"/{p}.pt2 (" in identity and \
+        re.search(rf"/{p}\.pt2 \([A-Za-z0-9]+\): bit-identical", identity) else "DIFFERS"
+    print(f"| {m} | {ops} | {verdict} | {ident(m)} | {ident(m + '_bf16')} | {secs.group(1) if secs else '?'} |")
+PY
+  echo "  healthy corpus: $(( $(date +%s) - start )) s"
+  # One healthy check again with every debug variable set: still a pass.
+  bazel_cmd test //:bert_test --nocache_test_results "${test_env[@]}" >/dev/null 2>&1 ||
+    fail "bert_test fails once the PyTorch debug variables are set in the test environment"
+fi
+
+expected_op() {
+  case "$1" in
+    *log1p_accuracy) echo log1p ;;
+    *) echo relu ;;
+  esac
+}
+
+rows=()
+mkdir -p repros
+# The repro packages fail on purpose; do not leave them for the next `bazel test //...`.
+trap 'rm -rf "$REPO"/repros/*_repro' EXIT
+targets=()
+for c in "${cases[@]}"; do targets+=("//:${c}_test"); done
+echo "== DUMP_AOTI_MINIFIER=1 bazel test ${targets[*]} (all PyTorch debug variables set)"
+start=$(date +%s)
+set +e
+# Two at a time on two cores: each reduction compiles with one g++ at a time.
+DUMP_AOTI_MINIFIER=1 bazel_cmd test "${targets[@]}" --nocache_test_results --local_test_jobs=2 "${test_env[@]}" \
+  >repros/planted.bazel.log 2>&1
+rc=$?
+set -e
+echo "  planted tests (packaging, check, reduction): $(( $(date +%s) - start )) s, bazel exit $rc (3: tests failed, as planted)"
+[ "$rc" -eq 3 ] || { fail "bazel test of the planted cases exited $rc, expected 3"; tail -30 repros/planted.bazel.log; }
+testlogs="$(bazel info bazel-testlogs 2>/dev/null)"
+summary_fields='
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(s["failure_class"].replace(" ", "_"), s["nodes_before"], s["nodes_after"], ",".join(s["ops"]) or "-",
+      s["compiles"], round(s["seconds"]))
+'
+repro_targets=()
+declare -A klass_of info_of
+for c in "${cases[@]}"; do
+  zip="$testlogs/${c}_test/test.outputs/outputs.zip"
+  out="$REPO/repros/$c.outputs"
+  rm -rf "$out" && mkdir -p "$out"
+  [ -f "$zip" ] || { fail "$c: no outputs.zip (did the test fail?)"; continue; }
+  unzip -q -o "$zip" -d "$out"
+  summary="$(find "$out" -name summary.json | head -1)"
+  [ -n "$summary" ] ||
+    { fail "$c: outputs.zip has no repro"; grep -E '^\[aoti' "$testlogs/${c}_test/test.log" | tail -5; continue; }
+  repro="$(dirname "$summary")"
+  read -r klass before after ops compiles seconds < <("$AOTI_PYTHON" -c "$summary_fields" "$summary")
+  want="$(expected_op "$c")"
+  [ "$after" -le 2 ] || fail "$c: the repro has $after nodes, expected at most 2"
+  [[ ",$ops," == *",aten.$want."* ]] || fail "$c: the repro's ops ($ops) do not include $want"
+  set +e
+  "$AOTI_PYTHON" "$repro/repro.py" >"repros/$c.repro_py.log" 2>&1
+  py=$?
+  set -e
+  if [ "$py" -eq 1 ]; then
+    py_ok=yes
+  else
+    py_ok="no (exit $py)"
+    fail "$c: python repro.py exited $py, expected 1"
+    tail -5 "repros/$c.repro_py.log"
+  fi
+  pkg="repros/${c}_repro"
+  rm -rf "$pkg" && mkdir -p "$pkg"
+  cp "$repro/BUILD.bazel" "$repro/repro_test.cc" "$repro/repro.pt2" "$pkg/"
+  repro_targets+=("//$pkg:repro_test")
+  klass_of[$c]="$klass"
+  info_of[$c]="${klass//_/ } | $before | $after | $ops | $compiles | $seconds s | $py_ok"
+done
+if ((${#repro_targets[@]})); then
+  echo "== bazel test ${repro_targets[*]} (the generated repro tests)"
+  set +e
+  bazel_cmd test "${repro_targets[@]}" --nocache_test_results --local_test_jobs=2 >repros/repro_tests.bazel.log 2>&1
+  set -e
+fi
+for c in "${cases[@]}"; do
+  [ -n "${info_of[$c]:-}" ] || continue
+  xml="$testlogs/repros/${c}_repro/repro_test/test.xml"
+  got_class="$(grep -o 'aoti_failure_class="[^"]*"' "$xml" 2>/dev/null | head -1 | cut -d'"' -f2)"
+  if [ "${got_class// /_}" = "${klass_of[$c]}" ]; then
+    bt_ok=yes
+  else
+    bt_ok="no (class '${got_class}')"
+    fail "$c: repro_test did not fail under bazel test with class '${klass_of[$c]//_/ }' (got '$got_class')"
+  fi
+  rows+=("| $c | ${info_of[$c]} | $bt_ok |")
+done
+
+if ((${#rows[@]})); then
+  echo
+  echo "| case | class | nodes before | after | ops left | compiles | reduction | repro.py | repro_test |"
+  echo "| --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- |"
+  printf '%s\n' "${rows[@]}"
+fi
+total=$(( ${#cases[@]} + healthy ))
+echo "real_models: $((total - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]
