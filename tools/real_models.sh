@@ -151,7 +151,8 @@ fi
 for c in "${cases[@]}"; do
   [ -n "${info_of[$c]:-}" ] || continue
   xml="$testlogs/repros/${c}_repro/repro_test/test.xml"
-  got_class="$(grep -o 'aoti_failure_class="[^"]*"' "$xml" 2>/dev/null | head -1 | cut -d'"' -f2)"
+  # gtest writes the property as an attribute (older) or as <property name= value=> (newer).
+  got_class="$(grep -oE 'aoti_failure_class(="|" value=")[^"]*"' "$xml" 2>/dev/null | head -1 | sed 's/.*"\([^"]*\)"$/\1/' || true)"
   if [ "${got_class// /_}" = "${klass_of[$c]}" ]; then
     bt_ok=yes
   else
