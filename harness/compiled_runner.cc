@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -130,6 +131,10 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
     }
     std::vector<std::pair<std::string, std::string>> env = options.env;
     if (options.runtime_check_inputs) env.emplace_back("AOTI_RUNTIME_CHECK_INPUTS", "1");
+    // libtorch's loader extracts the package under TMPDIR and leaves it there when the
+    // child dies of a signal; inside the work directory it goes with it.
+    const bool tmpdir_given = std::any_of(env.begin(), env.end(), [](const auto& kv) { return kv.first == "TMPDIR"; });
+    if (!tmpdir_given) env.emplace_back("TMPDIR", work.path());
     const std::string log = work.path() + "/child.log";
     const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (log_fd < 0) throw HarnessError("cannot create " + log + ": " + std::strerror(errno));

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include <ATen/ops/randn.h>
 #include <gflags/gflags.h>
@@ -102,10 +103,22 @@ TEST(Preflight, WrongInputCount) {
   EXPECT_THAT(r.message, HasSubstr("the program takes 1 tensor inputs, 2 were given"));
 }
 
+// The directories libtorch's loader extracts packages into, under $TMPDIR.
+int ExtractedPackageDirs() {
+  const char* tmp = std::getenv("TMPDIR");
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp && *tmp ? tmp : "/tmp")) {
+    if (e.path().filename().string().rfind("aotinductor_", 0) == 0) ++n;
+  }
+  return n;
+}
+
 TEST(Isolation, SegfaultInACustomOpIsReportedAndTheTestSurvives) {
+  const int extracted_before = ExtractedPackageDirs();
   ::setenv("AOTI_TEST_NULL_DEREF", "1", 1);  // arms the op in the child; eager never runs it
   const CheckReport r = Check(FLAGS_crash_op);
   ::unsetenv("AOTI_TEST_NULL_DEREF");
+  EXPECT_EQ(ExtractedPackageDirs(), extracted_before) << "the crashed child left its extracted package behind";
   EXPECT_FALSE(r.pass);
   EXPECT_EQ(r.failure_class, "signal SIGSEGV") << r.message;
   EXPECT_EQ(r.outcome.signal, SIGSEGV);
