@@ -21,6 +21,7 @@
 #include "harness/subprocess.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
+#include "harness/tensor_io.h"
 
 namespace aoti {
 namespace {
@@ -36,7 +37,7 @@ CompiledOutcome RunInProcess(const std::string& package, const std::string& mode
   try {
     auto archive = Pt2Archive::Open(package);
     auto compiled = CompiledModel::Load(*archive, model);
-    o.outputs = compiled->Run(inputs);
+    o.outputs = compiled->Run(CopyOf(inputs));  // the model may mutate its inputs in place
     o.kind = OutcomeKind::kOk;
   } catch (const AotiCompileError& e) {
     o.kind = OutcomeKind::kCompileError;

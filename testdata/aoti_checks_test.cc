@@ -13,6 +13,7 @@
 
 #include "harness/failing_case.h"
 #include "harness/pt2_archive.h"
+#include "harness/tensor_io.h"
 #include "matchers/aoti_matches_eager.h"
 
 DEFINE_string(healthy_fp32, "", "mlp, float32");
@@ -22,6 +23,7 @@ DEFINE_string(relu_accuracy, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=accu
 DEFINE_string(relu_runtime_error, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=runtime_error");
 DEFINE_string(relu_compile_error, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=compile_error");
 DEFINE_string(crash_op, "", "a model whose custom op segfaults");
+DEFINE_string(input_mutation, "", "a model that mutates its user inputs in place");
 
 namespace aoti {
 namespace {
@@ -73,6 +75,29 @@ TEST(PlantedBugs, CompileErrorCarriesTheCompilersError) {
   EXPECT_EQ(r.failure_class, "compile error");
   EXPECT_THAT(r.message, AllOf(HasSubstr("AOTI compile failed"), HasSubstr("error:"), HasSubstr("compile error!"),
                                Not(HasSubstr("no such file"))));
+}
+
+// x.add_(1) on a user input: each run (compiled, eager, fp64) starts from the inputs as
+// given, in both isolation modes, and the caller's tensors and the recorded case stay as
+// they were.
+TEST(Mutation, InputMutatingModelPassesAndLeavesTheInputsAlone) {
+  auto archive = Pt2Archive::Open(FLAGS_input_mutation);
+  for (bool isolate : {true, false}) {
+    SCOPED_TRACE(isolate ? "child" : "in_process");
+    const std::vector<at::Tensor> inputs = archive->SampleInputs();
+    const std::vector<at::Tensor> before = CopyOf(inputs);
+    CheckOptions options = CheckOptionsFromFlags();
+    options.runner.isolate = isolate;
+    TakeFailingCases();
+    EXPECT_AOTI_MATCHES_EAGER(FLAGS_input_mutation, inputs, options);
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(at::equal(inputs[i], before[i])) << "input " << i;
+    // A failing check of the same inputs records them as given.
+    options.accuracy.tol = -1;  // nothing passes allclose or the RMSE bound below zero
+    EXPECT_FALSE(AotiMatchesEager(FLAGS_input_mutation, inputs, options));
+    const auto cases = TakeFailingCases();
+    ASSERT_EQ(cases.size(), 1u);
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(at::equal(cases[0].inputs[i], before[i])) << "case input " << i;
+  }
 }
 
 TEST(Preflight, WrongShape) {
