@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "harness/subprocess.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
+#include "harness/tensor_io.h"
 
 namespace aoti {
 namespace {
@@ -35,7 +37,7 @@ CompiledOutcome RunInProcess(const std::string& package, const std::string& mode
   try {
     auto archive = Pt2Archive::Open(package);
     auto compiled = CompiledModel::Load(*archive, model);
-    o.outputs = compiled->Run(inputs);
+    o.outputs = compiled->Run(CopyOf(inputs));  // the model may mutate its inputs in place
     o.kind = OutcomeKind::kOk;
   } catch (const AotiCompileError& e) {
     o.kind = OutcomeKind::kCompileError;
@@ -130,6 +132,10 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
     }
     std::vector<std::pair<std::string, std::string>> env = options.env;
     if (options.runtime_check_inputs) env.emplace_back("AOTI_RUNTIME_CHECK_INPUTS", "1");
+    // libtorch's loader extracts the package under TMPDIR and leaves it there when the
+    // child dies of a signal; inside the work directory it goes with it.
+    const bool tmpdir_given = std::any_of(env.begin(), env.end(), [](const auto& kv) { return kv.first == "TMPDIR"; });
+    if (!tmpdir_given) env.emplace_back("TMPDIR", work.path());
     const std::string log = work.path() + "/child.log";
     const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (log_fd < 0) throw HarnessError("cannot create " + log + ": " + std::strerror(errno));

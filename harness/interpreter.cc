@@ -2,18 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <variant>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ScalarOps.h>
+#include <ATen/ops/empty.h>
 #include <ATen/core/stack.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
 #include "harness/errors.h"
+#include "harness/tensor_io.h"
 
 namespace aoti {
 namespace {
@@ -267,6 +271,52 @@ bool ParseTarget(const std::string& target, std::string* name, std::string* over
   return true;
 }
 
+}  // namespace
+
+namespace {
+
+// The names passed to the schema arguments that `pick` selects.
+std::vector<std::string> ArgumentsWhere(const Node& node,
+                                        const std::function<bool(const c10::FunctionSchema&, const c10::Argument&)>& pick) {
+  std::string name, overload;
+  if (!ParseTarget(node.target, &name, &overload)) return {};
+  const auto op = c10::Dispatcher::singleton().findSchema({name, overload});
+  if (!op) return {};
+  const auto& schema = op->schema();
+  const auto& args = schema.arguments();
+  std::vector<std::string> out;
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const NamedArgument& in = node.inputs[k];
+    const c10::Argument* formal = nullptr;
+    for (const auto& a : args) {
+      if (a.name() == in.name) formal = &a;
+    }
+    if (formal == nullptr && in.kind != 2 && k < args.size()) formal = &args[k];
+    if (formal != nullptr && pick(schema, *formal)) ArgumentValueNames(in.arg, &out);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> MutatedValueNames(const Node& node) {
+  return ArgumentsWhere(node, [](const c10::FunctionSchema&, const c10::Argument& a) {
+    return a.alias_info() != nullptr && a.alias_info()->isWrite();
+  });
+}
+
+std::vector<std::string> AliasedValueNames(const Node& node) {
+  return ArgumentsWhere(node, [](const c10::FunctionSchema& schema, const c10::Argument& a) {
+    if (a.alias_info() == nullptr) return false;
+    for (const auto& r : schema.returns()) {
+      if (r.alias_info() != nullptr) return true;
+    }
+    return false;
+  });
+}
+
+namespace {
+
 const std::set<std::string>& PythonOps() {
   static const auto* ops = new std::set<std::string>{
       "add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "pow",
@@ -353,8 +403,29 @@ Interpreter::~Interpreter() = default;
 Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions options)
     : program_(std::move(program)), state_(std::move(state)), options_(options) {
   if (options_.fp64) {
-    for (auto& [k, t] : state_.weights) t = Promote(t);
-    for (auto& [k, t] : state_.constants) t = Promote(t);
+    // Tensors that share a storage (tied weights, a buffer and its view) are promoted
+    // through one float64 copy of that storage, so they stay tied.
+    std::map<const c10::StorageImpl*, at::Tensor> promoted;  // storage -> its float64 copy
+    auto promote = [&](at::Tensor& t) {
+      if (!t.defined() || !(IsFloating(t.scalar_type()) || c10::isComplexType(t.scalar_type())) ||
+          t.scalar_type() == at::kDouble || t.scalar_type() == at::kComplexDouble) {
+        return;
+      }
+      const int64_t item = static_cast<int64_t>(t.element_size());
+      if (t.storage().nbytes() % item != 0) {
+        t = Promote(t);
+        return;
+      }
+      auto it = promoted.find(t.storage().unsafeGetStorageImpl());
+      if (it == promoted.end()) {
+        at::Tensor flat = at::empty({0}, t.options());
+        flat.set_(t.storage(), 0, {static_cast<int64_t>(t.storage().nbytes()) / item}, {1});
+        it = promoted.emplace(t.storage().unsafeGetStorageImpl(), Promote(flat)).first;
+      }
+      t = it->second.as_strided(t.sizes(), t.strides(), t.storage_offset());
+    };
+    for (auto& [k, t] : state_.weights) promote(t);
+    for (auto& [k, t] : state_.constants) promote(t);
   }
   // Where each value is last read, to free it after that step.
   std::unordered_map<std::string, size_t> last_use;
@@ -450,7 +521,9 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
           throw HarnessError("the program takes more user inputs than the " + std::to_string(user_inputs.size()) +
                              " given; missing '" + spec.value_name + "'");
         }
-        at::Tensor t = user_inputs[next_input++];
+        // The run works on a copy: in-place ops on a user input (export keeps x.add_(1) as
+        // aten.add_ on the input) never reach the caller's tensor.
+        at::Tensor t = CopyOf(user_inputs[next_input++]);
         if (options_.fp64) t = Promote(t);
         user_input_values.emplace_back(spec.value_name, t);
         env[spec.value_name] = t;
@@ -544,17 +617,18 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
       case OutputKind::kParameterMutation: {
         at::Tensor* stored = state_.Find(spec.target, /*in_constants=*/false);
         if (stored == nullptr) throw HarnessError("program output mutates '" + spec.target + "', which the program does not lift");
-        *stored = it->second.toTensor();
+        const at::Tensor value = it->second.toTensor();
+        // In place where it fits, so buffers that share storage with this one see it.
+        if (stored->defined() && !stored->is_same(value) && stored->sizes() == value.sizes() &&
+            stored->scalar_type() == value.scalar_type()) {
+          stored->copy_(value);
+        } else {
+          *stored = value;
+        }
         break;
       }
       case OutputKind::kUserInputMutation:
-        for (size_t k = 0; k < user_input_values.size(); ++k) {
-          if (user_input_values[k].first == spec.target && k < user_inputs.size()) {
-            at::Tensor dst = user_inputs[k];
-            dst.copy_(it->second.toTensor());
-          }
-        }
-        break;
+        break;  // the run's copy of the input holds it; the caller's tensors stay as given
       default: break;
     }
   }

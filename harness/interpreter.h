@@ -27,6 +27,16 @@
 
 namespace aoti {
 
+// MutatedValueNames: the graph values a node writes in place, read from its operator's
+// schema (arguments with a write alias, e.g. self of aten::add_ or out= arguments). Empty
+// for pure operators and for targets the dispatcher does not know.
+std::vector<std::string> MutatedValueNames(const Node& node);
+
+// AliasedValueNames: the graph values a node's outputs may share memory with (the base of
+// a view such as slice or transpose, the self of an in-place op), from the schema's alias
+// annotations.
+std::vector<std::string> AliasedValueNames(const Node& node);
+
 struct InterpreterOptions {
   bool fp64 = false;  // the float64 reference mode
 };

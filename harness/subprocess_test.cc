@@ -59,6 +59,28 @@ TEST(ChildEnvironment, NamesTheVariablesTheIssueNamed) {
   EXPECT_FALSE(IsStrippedTorchVariable("PATH"));
 }
 
+// tools/package_model.py strips the same variables before it imports torch (a Bazel
+// action, not our child); its list must be this one.
+TEST(ChildEnvironment, PackagingToolStripsTheSameList) {
+  std::ifstream in("tools/package_model.py");
+  ASSERT_TRUE(in) << "tools/package_model.py is not in the runfiles";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const size_t start = text.find("STRIPPED_TORCH_VARIABLES = (");
+  ASSERT_NE(start, std::string::npos);
+  const size_t end = text.find(')', start);
+  const std::string block = text.substr(start, end - start);
+  std::vector<std::string> python;
+  for (size_t q = block.find('"'); q != std::string::npos; q = block.find('"', block.find('"', q + 1) + 1)) {
+    python.push_back(block.substr(q + 1, block.find('"', q + 1) - q - 1));
+  }
+  std::vector<std::string> cc = StrippedTorchVariables();
+  std::sort(python.begin(), python.end());
+  std::sort(cc.begin(), cc.end());
+  EXPECT_EQ(python, cc);
+}
+
 TEST(ChildEnvironment, PassThroughAndSet) {
   SetAllStripped();
   auto env = ChildEnvironment({{"DUMP_AOTI_MINIFIER"}, {{"AOTI_RUNTIME_CHECK_INPUTS", "1"}, {"PATH", "/x"}}});

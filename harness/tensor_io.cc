@@ -73,10 +73,40 @@ at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
     throw HarnessError(what + ": strides [" + JoinInts(record.strides) + "] do not match sizes [" +
                        JoinInts(record.sizes) + "]");
   }
-  at::Tensor strided = at::empty_strided(record.sizes, record.strides,
-                                         at::TensorOptions().dtype(record.dtype));
-  strided.copy_(contiguous);
-  return strided;
+  // A broadcast layout (stride 0, from expand) holds one copy of each repeated value:
+  // write that copy, then view it with the recorded strides again.
+  std::vector<int64_t> stored_sizes = record.sizes;
+  at::Tensor source = contiguous;
+  for (size_t d = 0; d < record.sizes.size(); ++d) {
+    if (record.strides[d] == 0 && record.sizes[d] > 1) {
+      stored_sizes[d] = 1;
+      source = source.narrow(static_cast<int64_t>(d), 0, 1);
+    }
+  }
+  at::Tensor strided = at::empty_strided(stored_sizes, record.strides, at::TensorOptions().dtype(record.dtype));
+  try {
+    strided.copy_(source);
+  } catch (const c10::Error&) {
+    return contiguous;  // some other overlapping layout: the values, laid out contiguously
+  }
+  return strided.as_strided(record.sizes, record.strides);
+}
+
+at::Tensor CopyOf(const at::Tensor& t) {
+  if (!t.defined()) return t;
+  int64_t extent = 1;  // elements of memory the view reaches, from its first element
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0) return at::empty_strided(t.sizes(), t.strides(), t.options());
+    extent += (t.size(d) - 1) * t.stride(d);
+  }
+  return t.as_strided({extent}, {1}).clone().as_strided(t.sizes(), t.strides(), 0);
+}
+
+std::vector<at::Tensor> CopyOf(const std::vector<at::Tensor>& ts) {
+  std::vector<at::Tensor> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.push_back(CopyOf(t));
+  return out;
 }
 
 std::string DescribeTensor(const at::Tensor& t) {

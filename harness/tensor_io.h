@@ -35,6 +35,12 @@ struct TensorRecord {
 at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
                          const std::string& what);
 
+// CopyOf: a tensor with its own storage, the same values, sizes and strides (a copy that
+// in-place ops on either side cannot reach). Overlapping layouts (stride 0, from expand)
+// are kept as such, over a copy of the memory they read.
+at::Tensor CopyOf(const at::Tensor& t);
+std::vector<at::Tensor> CopyOf(const std::vector<at::Tensor>& ts);
+
 // DescribeTensor: "float32[8, 32]" (with strides when not contiguous).
 std::string DescribeTensor(const at::Tensor& t);
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include <ATen/ATen.h>
 #include <ATen/ops/arange.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -60,6 +61,37 @@ TEST(TensorIo, WrongByteCountIsAnError) {
     EXPECT_THAT(e.what(), AllOf(HasSubstr("archive.pt2: input 0"), HasSubstr("40 bytes"),
                                 HasSubstr("expected 48"), HasSubstr("float32[3, 4]")));
   }
+}
+
+TEST(CopyOf, KeepsValuesSizesAndStridesAndOwnsItsMemory) {
+  const at::Tensor base = at::arange(24, at::kFloat).reshape({4, 6});
+  for (const at::Tensor& t : {base, base.t(), base.slice(1, 1, 5, 2), base.select(0, 1).unsqueeze(0).expand({3, 6}),
+                              at::arange(0, at::kFloat)}) {
+    SCOPED_TRACE(DescribeTensor(t));
+    const at::Tensor c = CopyOf(t);
+    EXPECT_TRUE(at::equal(c, t));
+    EXPECT_EQ(c.sizes(), t.sizes());
+    EXPECT_EQ(c.strides(), t.strides());
+    if (t.numel() > 0) {
+      EXPECT_NE(c.data_ptr(), t.data_ptr());
+      const at::Tensor before = t.clone();
+      c.as_strided({1}, {1}).add_(1);  // the copy's first element, valid for any layout
+      EXPECT_TRUE(at::equal(t, before));
+    }
+  }
+}
+
+// An expand output (stride 0) read back from its contiguous bytes keeps its layout.
+TEST(TensorIo, ReadsBroadcastLayouts) {
+  const at::Tensor row = at::arange(6, at::kFloat).reshape({1, 1, 6});
+  const at::Tensor expanded = row.expand({2, 3, 6});
+  TensorRecord r;
+  r.dtype = at::kFloat;
+  r.sizes = expanded.sizes().vec();
+  r.strides = expanded.strides().vec();  // [6, 6, 1] -> [0, 0, 1]
+  const at::Tensor got = ReadRawTensor(r, Bytes(expanded), "expanded");
+  EXPECT_TRUE(at::equal(got, expanded));
+  EXPECT_EQ(got.strides(), expanded.strides());
 }
 
 }  // namespace

@@ -129,7 +129,13 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
   std::string failures;
   size_t failed = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    TensorComparison c = CompareOutputs(got[i], eager_out[i], fp64_out[i], options.accuracy);
+    TensorComparison c;
+    try {
+      c = CompareOutputs(got[i], eager_out[i], fp64_out[i], options.accuracy);
+    } catch (const std::exception& e) {  // c10::Error from a comparison op (a bad tolerance, ...)
+      return Fail(std::move(r), "harness error",
+                  what + ": comparing output " + std::to_string(i) + " failed: " + e.what());
+    }
     if (!c.pass) {
       ++failed;
       const std::string name = i < sig.user_outputs.size() ? sig.user_outputs[i] : "?";

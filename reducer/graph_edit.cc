@@ -1,8 +1,10 @@
 #include "reducer/graph_edit.h"
 
+#include <functional>
 #include <map>
 
 #include "harness/errors.h"
+#include "harness/interpreter.h"
 
 namespace aoti {
 namespace {
@@ -207,13 +209,39 @@ Program EliminateDeadCode(const Program& program) {
     for (const auto& n : names) live.insert(n);
     if (!s.value_name.empty()) live.insert(s.value_name);
   }
+  // Values that may share memory (a view and its base, an in-place result and its self),
+  // as classes of one representative each.
+  std::map<std::string, std::string> parent;
+  std::function<std::string(const std::string&)> find = [&](const std::string& v) -> std::string {
+    auto it = parent.find(v);
+    if (it == parent.end() || it->second == v) return v;
+    return it->second = find(it->second);
+  };
+  for (const auto& n : p.nodes) {
+    for (const auto& base : AliasedValueNames(n)) {
+      for (const auto& out : NodeOutputNames(n)) parent[find(out)] = find(base);
+    }
+  }
+  std::set<std::string> live_classes;
+  for (const auto& v : live) live_classes.insert(find(v));
+  // A write to a program input (a buffer, or memory tied to one, a user input) outlives the
+  // call: always kept.
+  for (const auto& s : p.input_specs) {
+    if (!s.value_name.empty()) live_classes.insert(find(s.value_name));
+  }
   std::vector<bool> keep(p.nodes.size(), false);
   for (size_t i = p.nodes.size(); i-- > 0;) {
     bool needed = false;
     for (const auto& v : NodeOutputNames(p.nodes[i])) needed = needed || live.count(v);
+    // An in-place node changes memory: needed when anything sharing that memory is read
+    // later or returned (clamp_ on a slice of a returned value, copy_ into a view).
+    for (const auto& v : MutatedValueNames(p.nodes[i])) needed = needed || live_classes.count(find(v));
     if (!needed) continue;
     keep[i] = true;
-    for (const auto& v : NodeInputNames(p.nodes[i])) live.insert(v);
+    for (const auto& v : NodeInputNames(p.nodes[i])) {
+      live.insert(v);
+      live_classes.insert(find(v));
+    }
   }
   std::vector<Node> nodes;
   for (size_t i = 0; i < p.nodes.size(); ++i) if (keep[i]) nodes.push_back(p.nodes[i]);

@@ -2,13 +2,16 @@
 
 #include "harness/errors.h"
 #include "harness/tensor_bundle.h"
+#include "harness/tensor_io.h"
 #include "harness/temp_dir.h"
 
 namespace aoti {
 
 void ValueStore::Put(const std::string& name, const at::Tensor& value) {
   if (offload_dir_.empty()) {
-    memory_[name] = value;
+    // A snapshot, as the offloaded form is: a later in-place node must not change the
+    // value a cut edge gets.
+    memory_[name] = CopyOf(value);
     return;
   }
   const std::string dir = offload_dir_ + "/v" + std::to_string(files_.size());

@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <filesystem>
 
+#include <ATen/ops/equal.h>
 #include <ATen/ops/randn.h>
 #include <gflags/gflags.h>
 #include <gmock/gmock.h>
@@ -12,6 +14,7 @@
 
 #include "harness/failing_case.h"
 #include "harness/pt2_archive.h"
+#include "harness/tensor_io.h"
 #include "matchers/aoti_matches_eager.h"
 
 DEFINE_string(healthy_fp32, "", "mlp, float32");
@@ -21,6 +24,7 @@ DEFINE_string(relu_accuracy, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=accu
 DEFINE_string(relu_runtime_error, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=runtime_error");
 DEFINE_string(relu_compile_error, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=compile_error");
 DEFINE_string(crash_op, "", "a model whose custom op segfaults");
+DEFINE_string(input_mutation, "", "a model that mutates its user inputs in place");
 
 namespace aoti {
 namespace {
@@ -74,6 +78,33 @@ TEST(PlantedBugs, CompileErrorCarriesTheCompilersError) {
                                Not(HasSubstr("no such file"))));
 }
 
+// x.add_(1) on a user input: each run (compiled, eager, fp64) starts from the inputs as
+// given, in both isolation modes, and the caller's tensors and the recorded case stay as
+// they were.
+TEST(Mutation, InputMutatingModelPassesAndLeavesTheInputsAlone) {
+  auto archive = Pt2Archive::Open(FLAGS_input_mutation);
+  for (bool isolate : {true, false}) {
+    SCOPED_TRACE(isolate ? "child" : "in_process");
+    const std::vector<at::Tensor> inputs = archive->SampleInputs();
+    const std::vector<at::Tensor> before = CopyOf(inputs);
+    CheckOptions options = CheckOptionsFromFlags();
+    options.runner.isolate = isolate;
+    TakeFailingCases();
+    EXPECT_AOTI_MATCHES_EAGER(FLAGS_input_mutation, inputs, options);
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(at::equal(inputs[i], before[i])) << "input " << i;
+    // A check that fails after every run (a tolerance the comparison refuses) records the
+    // inputs as given.
+    options.accuracy.tol = -1;
+    CheckReport report;
+    EXPECT_FALSE(AotiMatchesEager(FLAGS_input_mutation, &inputs, options, &report));
+    EXPECT_EQ(report.failure_class, "harness error");
+    EXPECT_THAT(report.message, HasSubstr("comparing output 0 failed"));
+    const auto cases = TakeFailingCases();
+    ASSERT_EQ(cases.size(), 1u);
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(at::equal(cases[0].inputs[i], before[i])) << "case input " << i;
+  }
+}
+
 TEST(Preflight, WrongShape) {
   const std::vector<at::Tensor> in = {at::randn({4, 32})};
   const CheckReport r = Check(FLAGS_healthy_fp32, &in);
@@ -102,10 +133,22 @@ TEST(Preflight, WrongInputCount) {
   EXPECT_THAT(r.message, HasSubstr("the program takes 1 tensor inputs, 2 were given"));
 }
 
+// The directories libtorch's loader extracts packages into, under $TMPDIR.
+int ExtractedPackageDirs() {
+  const char* tmp = std::getenv("TMPDIR");
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp && *tmp ? tmp : "/tmp")) {
+    if (e.path().filename().string().rfind("aotinductor_", 0) == 0) ++n;
+  }
+  return n;
+}
+
 TEST(Isolation, SegfaultInACustomOpIsReportedAndTheTestSurvives) {
+  const int extracted_before = ExtractedPackageDirs();
   ::setenv("AOTI_TEST_NULL_DEREF", "1", 1);  // arms the op in the child; eager never runs it
   const CheckReport r = Check(FLAGS_crash_op);
   ::unsetenv("AOTI_TEST_NULL_DEREF");
+  EXPECT_EQ(ExtractedPackageDirs(), extracted_before) << "the crashed child left its extracted package behind";
   EXPECT_FALSE(r.pass);
   EXPECT_EQ(r.failure_class, "signal SIGSEGV") << r.message;
   EXPECT_EQ(r.outcome.signal, SIGSEGV);
