@@ -76,6 +76,10 @@ def parse_config_value(text):
 def load_model_file(path):
     if not os.path.isfile(path):
         raise ContractError(f"model file {path!r} does not exist")
+    # A model file may import modules beside it (given to aoti_package as data).
+    model_dir = os.path.dirname(os.path.abspath(path))
+    if model_dir not in sys.path:
+        sys.path.insert(0, model_dir)
     spec = importlib.util.spec_from_file_location("aoti_model_under_test", path)
     module = importlib.util.module_from_spec(spec)
     try:

@@ -5,21 +5,13 @@ model_kwargs: act ("gelu_new" default, "relu"), head ("log1p").
 import torch
 import transformers
 
-
-class Wrapped(torch.nn.Module):
-    def __init__(self, m, head):
-        super().__init__()
-        self.m, self.head = m, head
-
-    def forward(self, input_ids):
-        logits = self.m(input_ids=input_ids, use_cache=False, return_dict=False)[0]
-        return torch.log1p(logits.softmax(-1)) if self.head == "log1p" else logits
+from hf_output import FirstOutput
 
 
 def make_model(act="gelu_new", head=""):
     cfg = transformers.GPT2Config(vocab_size=128, n_positions=64, n_embd=32, n_layer=2, n_head=4,
-                                  activation_function=act)
-    return Wrapped(transformers.GPT2LMHeadModel(cfg), head)
+                                  activation_function=act, bos_token_id=0, eos_token_id=0)
+    return FirstOutput(transformers.GPT2LMHeadModel(cfg), ["input_ids"], head, use_cache=False)
 
 
 def example_inputs():

@@ -7,22 +7,14 @@ model_kwargs: act ("silu" default, "relu"), head ("log1p").
 import torch
 import transformers
 
-
-class Wrapped(torch.nn.Module):
-    def __init__(self, m, head):
-        super().__init__()
-        self.m, self.head = m, head
-
-    def forward(self, input_ids):
-        logits = self.m(input_ids=input_ids, use_cache=False, return_dict=False)[0]
-        return torch.log1p(logits.softmax(-1)) if self.head == "log1p" else logits
+from hf_output import FirstOutput
 
 
 def make_model(act="silu", head=""):
     cfg = transformers.LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                                    hidden_act=act)
-    return Wrapped(transformers.LlamaForCausalLM(cfg), head)
+    return FirstOutput(transformers.LlamaForCausalLM(cfg), ["input_ids"], head, use_cache=False)
 
 
 def example_inputs():

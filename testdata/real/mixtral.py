@@ -7,15 +7,7 @@ model_kwargs: act ("silu" default, "relu"), head ("log1p").
 import torch
 import transformers
 
-
-class Wrapped(torch.nn.Module):
-    def __init__(self, m, head):
-        super().__init__()
-        self.m, self.head = m, head
-
-    def forward(self, input_ids):
-        logits = self.m(input_ids=input_ids, use_cache=False, return_dict=False)[0]
-        return torch.log1p(logits.softmax(-1)) if self.head == "log1p" else logits
+from hf_output import FirstOutput
 
 
 def make_model(act="silu", head=""):
@@ -23,7 +15,7 @@ def make_model(act="silu", head=""):
                                      num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
                                      num_experts_per_tok=2, max_position_embeddings=64, sliding_window=8,
                                      hidden_act=act, experts_implementation="batched_mm")
-    return Wrapped(transformers.MixtralForCausalLM(cfg), head)
+    return FirstOutput(transformers.MixtralForCausalLM(cfg), ["input_ids"], head, use_cache=False)
 
 
 def example_inputs():

@@ -18,14 +18,21 @@ PLANTS = {
 def real_model(name):
     """<name>: the AOTI package; <name>_test: its check; <name>_bf16: the model in bfloat16
     (export only), for the interpreter's bit-identity test."""
-    aoti_package(name = name, model = name + ".py")
+    aoti_package(name = name, model = name + ".py", data = ["hf_output.py"])
     aoti_model_test(name = name + "_test", size = "medium", package = ":" + name)
-    aoti_package(name = name + "_bf16", model = name + ".py", dtype = "bfloat16", export_only = True)
+    aoti_package(name = name + "_bf16", model = name + ".py", data = ["hf_output.py"], dtype = "bfloat16", export_only = True)
 
 def planted(model, plant):
     """<model>_<plant>: the package with the planted bug; <model>_<plant>_test fails. Tagged
     manual: tools/real_models.sh runs it under DUMP_AOTI_MINIFIER=1."""
     kwargs, configs = PLANTS[plant]
     name = model + "_" + plant
-    aoti_package(name = name, model = model + ".py", model_kwargs = kwargs, inductor_configs = configs, tags = ["manual"])
+    aoti_package(
+        name = name,
+        model = model + ".py",
+        data = ["hf_output.py"],
+        model_kwargs = kwargs,
+        inductor_configs = configs,
+        tags = ["manual"],
+    )
     aoti_model_test(name = name + "_test", size = "large", package = ":" + name, tags = ["manual"])

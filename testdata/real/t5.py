@@ -6,16 +6,7 @@ model_kwargs: act ("relu" default, as T5 v1; "gelu" for the gated-gelu variant),
 import torch
 import transformers
 
-
-class Wrapped(torch.nn.Module):
-    def __init__(self, m, head):
-        super().__init__()
-        self.m, self.head = m, head
-
-    def forward(self, input_ids, decoder_input_ids):
-        logits = self.m(input_ids=input_ids, decoder_input_ids=decoder_input_ids, use_cache=False,
-                        return_dict=False)[0]
-        return torch.log1p(logits.softmax(-1)) if self.head == "log1p" else logits
+from hf_output import FirstOutput
 
 
 def make_model(act="relu", head=""):
@@ -23,7 +14,8 @@ def make_model(act="relu", head=""):
     cfg = transformers.T5Config(vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
                                 num_heads=4, relative_attention_num_buckets=8, feed_forward_proj=ff,
                                 decoder_start_token_id=0, pad_token_id=0)
-    return Wrapped(transformers.T5ForConditionalGeneration(cfg), head)
+    return FirstOutput(transformers.T5ForConditionalGeneration(cfg), ["input_ids", "decoder_input_ids"], head,
+                       use_cache=False)
 
 
 def example_inputs():

@@ -6,21 +6,13 @@ model_kwargs: act ("gelu" default, "relu"), head ("log1p").
 import torch
 import transformers
 
-
-class Wrapped(torch.nn.Module):
-    def __init__(self, m, head):
-        super().__init__()
-        self.m, self.head = m, head
-
-    def forward(self, pixel_values):
-        logits = self.m(pixel_values=pixel_values, return_dict=False)[0]
-        return torch.log1p(logits.softmax(-1)) if self.head == "log1p" else logits
+from hf_output import FirstOutput
 
 
 def make_model(act="gelu", head=""):
     cfg = transformers.ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=2,
                                  num_attention_heads=4, intermediate_size=64, num_labels=10, hidden_act=act)
-    return Wrapped(transformers.ViTForImageClassification(cfg), head)
+    return FirstOutput(transformers.ViTForImageClassification(cfg), ["pixel_values"], head)
 
 
 def example_inputs():
