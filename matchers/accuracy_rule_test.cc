@@ -7,6 +7,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/tensor.h>
+#include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -95,16 +96,47 @@ TEST(AccuracyRule, DtypeAndShapeMustMatch) {
   EXPECT_THAT(shape.reason, HasSubstr("shape mismatch"));
 }
 
-TEST(AccuracyRule, IntegersAndBoolsAreExactUnlessIgnored) {
+TEST(AccuracyRule, IntegersAndBoolsFollowUpstreamAllcloseUnlessIgnoredOrExact) {
   const at::Tensor a = at::tensor({1, 2, 3}, at::kLong), b = at::tensor({1, 2, 4}, at::kLong);
   EXPECT_TRUE(CompareOutputs(a, a, at::Tensor(), {}).pass);
-  EXPECT_FALSE(CompareOutputs(b, a, at::Tensor(), {}).pass);
+  EXPECT_FALSE(CompareOutputs(b, a, at::Tensor(), {}).pass);  // 1 > 1e-3 + 1e-3 * 4
   const at::Tensor t = at::tensor({1, 0}).to(at::kBool), f = at::tensor({1, 1}).to(at::kBool);
   EXPECT_FALSE(CompareOutputs(f, t, at::Tensor(), {}).pass);
+  // Upstream's allclose at tol lets large integers differ: 1 <= 1e-3 + 1e-3 * 100001.
+  const at::Tensor big = at::tensor({100000}, at::kLong), big1 = at::tensor({100001}, at::kLong);
+  EXPECT_TRUE(CompareOutputs(big1, big, big, {}).pass);
+  AccuracyOptions exact;
+  exact.exact_non_fp = true;
+  EXPECT_FALSE(CompareOutputs(big1, big, big, exact).pass);
+  EXPECT_TRUE(CompareOutputs(big, big, big, exact).pass);
   AccuracyOptions ignore;
   ignore.ignore_non_fp = true;
   EXPECT_TRUE(CompareOutputs(b, a, at::Tensor(), ignore).pass);
   EXPECT_TRUE(CompareOutputs(f, t, at::Tensor(), ignore).pass);
+}
+
+// allclose(eager, compiled): the relative tolerance scales |compiled|, as in upstream.
+TEST(AccuracyRule, RelativeToleranceScalesTheCompiledValue) {
+  AccuracyOptions o;
+  o.tol = 0.1;
+  // |1.22 - 1| = 0.22 <= 0.1 + 0.1 * 1.22, but > 0.1 + 0.1 * 1.
+  auto c = CompareOutputs(F32({1.22f}), F32({1.0f}), at::Tensor(), o);
+  EXPECT_TRUE(c.pass);
+  EXPECT_EQ(c.reason, "allclose");
+  EXPECT_FALSE(CompareOutputs(F32({1.0f}), F32({1.22f}), at::Tensor(), o).pass);
+}
+
+// A complex output is not reduced to its real part: upstream has no float64 RMSE rule for
+// it (its reference is complex128), so allclose decides.
+TEST(AccuracyRule, ComplexOutputsKeepTheirImaginaryPart) {
+  const at::Tensor eager = at::complex(F32({1, 2}), F32({0, 0}));
+  const at::Tensor compiled = at::complex(F32({1, 2}), F32({1, 0}));
+  const at::Tensor fp64 = eager.to(at::kComplexDouble);
+  auto c = CompareOutputs(compiled, eager, fp64, {});
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.reason, "complex output not allclose at tol");
+  EXPECT_DOUBLE_EQ(c.max_abs_diff, 1.0);
+  EXPECT_TRUE(CompareOutputs(eager, eager, fp64, {}).pass);
 }
 
 TEST(AccuracyRule, NanHandlingFollowsUpstream) {
