@@ -28,6 +28,7 @@ TEST(AotiModel, CompiledMatchesEager) {
     std::cout << (i ? "; " : " -- ") << "output " << i << " " << c.reason << ", max |compiled-eager| "
               << c.max_abs_diff;
   }
+  if (!report.fp64_note.empty()) std::cout << " (" << report.fp64_note << ")";
   std::cout << "\n";
   EXPECT_TRUE(result) << result.message();
 }

@@ -125,6 +125,25 @@ TEST(Fp64Mode, EveryFloatingValueIsFloat64AndCloserToPythonFp64) {
   }
 }
 
+// As upstream's cast_to_fp64: dtype= keywords become float64, a positional dtype stays, and
+// view.dtype stays a bitcast (dtype_args.py).
+TEST(Fp64Mode, PromotesWhatUpstreamPromotes) {
+  auto archive = Pt2Archive::Open(PathOf("dtype_args"));
+  auto native = Interpreter::FromArchive(*archive, "model");
+  auto fp64 = Interpreter::FromArchive(*archive, "model", {/*fp64=*/true});
+  const auto inputs = archive->SampleInputs();
+  RunOptions all;
+  all.keep_all = true;
+  const RunResult n = native->Run(inputs, all);
+  const RunResult f = fp64->Run(inputs, all);
+  EXPECT_EQ(f.intermediates.at("ones").toTensor().scalar_type(), at::kDouble);  // dtype= keyword
+  EXPECT_EQ(f.intermediates.at("to").toTensor().scalar_type(), at::kHalf);      // x.to(torch.float16)
+  const at::Tensor bits = f.outputs.at(1).toTensor();                          // bits.view(torch.float32) * 2
+  EXPECT_EQ(bits.scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::equal(bits, n.outputs.at(1).toTensor())) << "the bitcast changed in float64 mode";
+  EXPECT_EQ(f.outputs.at(0).toTensor().scalar_type(), at::kDouble);
+}
+
 TEST(Intermediates, UnrequestedValuesAreFreedAfterTheirLastUse) {
   auto archive = Pt2Archive::Open(PathOf("residual_block"));
   auto interp = Interpreter::FromArchive(*archive, "model");

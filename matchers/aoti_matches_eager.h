@@ -42,6 +42,7 @@ struct CheckReport {
   std::string message;
   CompiledOutcome outcome;
   std::vector<TensorComparison> comparisons;
+  std::string fp64_note;  // set when there is no float64 reference, and why
 };
 
 // CheckAotiMatchesEager runs the four steps. `inputs` null means the sample inputs.

@@ -25,6 +25,7 @@ DEFINE_string(relu_runtime_error, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY
 DEFINE_string(relu_compile_error, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=compile_error");
 DEFINE_string(crash_op, "", "a model whose custom op segfaults");
 DEFINE_string(input_mutation, "", "a model that mutates its user inputs in place");
+DEFINE_string(fp64_fallback, "", "a model whose float64 run fails");
 
 namespace aoti {
 namespace {
@@ -103,6 +104,19 @@ TEST(Mutation, InputMutatingModelPassesAndLeavesTheInputsAlone) {
     ASSERT_EQ(cases.size(), 1u);
     for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(at::equal(cases[0].inputs[i], before[i])) << "case input " << i;
   }
+}
+
+// The float64 run fails: the check falls back to eager as the reference (as upstream's
+// same_two_models does) and says so; it is not a harness error. Strict mode runs no fp64.
+TEST(Fp64, AFailedFloat64RunFallsBackAndSaysSo) {
+  const CheckReport r = Check(FLAGS_fp64_fallback);
+  EXPECT_TRUE(r.pass) << r.failure_class << ": " << r.message;
+  EXPECT_THAT(r.fp64_note, AllOf(HasSubstr("float64 run failed"), HasSubstr("judged against eager")));
+  CheckOptions strict = CheckOptionsFromFlags();
+  strict.accuracy.mode = AccuracyMode::kStrict;
+  const CheckReport s = CheckAotiMatchesEager(FLAGS_fp64_fallback, nullptr, strict);
+  EXPECT_TRUE(s.pass) << s.message;
+  EXPECT_EQ(s.fp64_note, "");
 }
 
 TEST(Preflight, WrongShape) {
