@@ -319,8 +319,10 @@ namespace {
 
 const std::set<std::string>& PythonOps() {
   static const auto* ops = new std::set<std::string>{
-      "add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "pow",
-      "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_"};
+      "add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "pos", "pow", "trunc",
+      "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "lshift", "rshift",
+      // torch's symbolic helpers (targets torch.sym_max, ...), as the serializer knows them
+      "sym_max", "sym_min", "sym_not", "sym_ite", "sym_float", "sym_int", "_sym_sqrt"};
   return *ops;
 }
 
@@ -328,8 +330,17 @@ c10::IValue ApplyPythonOp(const std::string& op, const std::vector<c10::IValue>&
   auto num = [](const c10::IValue& v) { return v.isInt() ? static_cast<double>(v.toInt()) : v.isBool() ? v.toBool() : v.toDouble(); };
   const bool ints = std::all_of(a.begin(), a.end(), [](const c10::IValue& v) { return v.isInt() || v.isBool(); });
   auto as_int = [](const c10::IValue& v) { return v.isInt() ? v.toInt() : static_cast<int64_t>(v.toBool()); };
+  auto truthy = [&](const c10::IValue& v) { return v.isBool() ? v.toBool() : num(v) != 0; };
   if (op == "neg") return ints ? c10::IValue(-as_int(a.at(0))) : c10::IValue(-num(a.at(0)));
-  if (op == "not_") return c10::IValue(!a.at(0).toBool());
+  if (op == "pos") return a.at(0);
+  if (op == "not_" || op == "sym_not") return c10::IValue(!truthy(a.at(0)));
+  if (op == "trunc" || op == "sym_int") return c10::IValue(static_cast<int64_t>(std::trunc(num(a.at(0)))));
+  if (op == "sym_float") return c10::IValue(num(a.at(0)));
+  if (op == "_sym_sqrt") return c10::IValue(std::sqrt(num(a.at(0))));
+  if (op == "sym_ite") {
+    if (a.size() != 3) throw HarnessError(Where(node) + ": sym_ite expects 3 operands, got " + std::to_string(a.size()));
+    return truthy(a[0]) ? a[1] : a[2];
+  }
   if (a.size() != 2) throw HarnessError(Where(node) + ": expected 2 operands, got " + std::to_string(a.size()));
   const double x = num(a[0]), y = num(a[1]);
   if (op == "add") return ints ? c10::IValue(as_int(a[0]) + as_int(a[1])) : c10::IValue(x + y);
@@ -354,8 +365,13 @@ c10::IValue ApplyPythonOp(const std::string& op, const std::vector<c10::IValue>&
   if (op == "le") return c10::IValue(x <= y);
   if (op == "gt") return c10::IValue(x > y);
   if (op == "ge") return c10::IValue(x >= y);
-  if (op == "and_") return c10::IValue(as_int(a[0]) & as_int(a[1]));
-  if (op == "or_") return c10::IValue(as_int(a[0]) | as_int(a[1]));
+  const bool bools = a[0].isBool() && a[1].isBool();  // SymBool & SymBool is a bool
+  if (op == "and_") return bools ? c10::IValue(a[0].toBool() && a[1].toBool()) : c10::IValue(as_int(a[0]) & as_int(a[1]));
+  if (op == "or_") return bools ? c10::IValue(a[0].toBool() || a[1].toBool()) : c10::IValue(as_int(a[0]) | as_int(a[1]));
+  if (op == "lshift") return c10::IValue(as_int(a[0]) << as_int(a[1]));
+  if (op == "rshift") return c10::IValue(as_int(a[0]) >> as_int(a[1]));
+  if (op == "sym_max") return ints ? c10::IValue(std::max(as_int(a[0]), as_int(a[1]))) : c10::IValue(std::max(x, y));
+  if (op == "sym_min") return ints ? c10::IValue(std::min(as_int(a[0]), as_int(a[1]))) : c10::IValue(std::min(x, y));
   throw HarnessError(Where(node) + ": Python operator '" + op + "' is not supported");
 }
 
@@ -446,8 +462,9 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
     if (node.target == "_operator.getitem") {
       step->kind = StepKind::kGetItem;
       for (const auto& a : node.inputs) step->args.push_back(PlanArgument(a.arg, false, what));
-    } else if (node.target.rfind("_operator.", 0) == 0) {
-      step->python_op = node.target.substr(10);
+    } else if (node.target.rfind("_operator.", 0) == 0 || node.target.rfind("torch.sym_", 0) == 0 ||
+               node.target == "torch._sym_sqrt") {
+      step->python_op = node.target.substr(node.target.find('.') + 1);
       if (!PythonOps().count(step->python_op)) {
         throw HarnessError(what + ": the Python operator '" + node.target + "' is not supported by the interpreter");
       }

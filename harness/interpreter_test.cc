@@ -11,6 +11,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
+#include <ATen/ops/ones.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -178,6 +179,17 @@ TEST(BufferMutation, RunningStatisticsAdvanceAcrossRuns) {
   EXPECT_EQ(interp->state().weights.at("steps").item<int64_t>(), 2);
   EXPECT_EQ(second[1].item<int64_t>(), 2);
   EXPECT_FALSE(at::equal(first[0], second[0]));
+}
+
+// torch.sym_max/sym_min/sym_not/sym_ite and a SymBool and_ (sym_ops.py), at other sizes.
+TEST(DynamicShapes, SymbolicHelpersComputeTheSize) {
+  auto archive = Pt2Archive::Open(PathOf("sym_ops"));
+  auto interp = Interpreter::FromArchive(*archive, "model");
+  for (const auto& [a, b] : std::vector<std::pair<int64_t, int64_t>>{{2, 5}, {7, 3}, {4, 6}}) {
+    const auto out = interp->RunTensors({at::ones({a, 2}), at::ones({b, 2})});
+    const int64_t hi = std::max(a, b), lo = std::min(a, b);
+    EXPECT_EQ(out.at(0).size(0), hi + lo + lo) << a << ", " << b;  // both > 1, so sym_ite picks lo
+  }
 }
 
 TEST(DynamicShapes, RunsAtASecondBatchSize) {

@@ -80,8 +80,13 @@ bool LocalizeFirst(ReductionState& state) {
     return false;
   }
   std::map<std::string, at::Tensor> compiled_values;  // what the compiled program computed
-  for (size_t i = 0; i < exposed.output_specs.size() && i < compiled.size(); ++i) {
-    if (exposed.output_specs[i].kind == OutputKind::kUserOutput) compiled_values[exposed.output_specs[i].value_name] = compiled[i];
+  // The compiled model returns the user outputs only; buffer mutations may come first in
+  // the output specs, so count user outputs, not specs.
+  size_t next = 0;
+  for (const auto& spec : exposed.output_specs) {
+    if (spec.kind != OutputKind::kUserOutput) continue;
+    if (next >= compiled.size()) break;
+    compiled_values[spec.value_name] = compiled[next++];
   }
   const ProgramState weights = LoadProgramState(oracle.original(), oracle.model());
   const Program& p = state.current();
