@@ -108,6 +108,23 @@ Ref ScalarRef(const json& j, char type) {
   return c10::IValue(j.at("as_int").get<int64_t>());
 }
 
+// CoerceToSchema: a constant that export wrote as an int where the schema wants a float
+// (`float eps`, `float? p`, `float[]`) becomes a double, as Python's call would make it;
+// the boxed kernel reads toDouble() and would refuse an int.
+void CoerceToSchema(const c10::TypePtr& declared, ArgPlan* p) {
+  if (p->kind != ArgKind::kConst) return;
+  c10::TypePtr type = declared;
+  if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+  if (type->kind() == c10::TypeKind::FloatType && p->constant.isInt()) {
+    p->constant = c10::IValue(static_cast<double>(p->constant.toInt()));
+  } else if (auto list = type->cast<c10::ListType>();
+             list && list->getElementType()->kind() == c10::TypeKind::FloatType && p->constant.isIntList()) {
+    std::vector<double> values;
+    for (int64_t v : p->constant.toIntVector()) values.push_back(static_cast<double>(v));
+    p->constant = c10::IValue(values);
+  }
+}
+
 // PlanArgument turns an Argument union into an ArgPlan.
 ArgPlan PlanArgument(const json& arg, bool fp64, const std::string& what) {
   ArgPlan p;
@@ -492,6 +509,7 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
           ArgPlan p = PlanArgument(it->arg, options_.fp64 && PromotesDtype(schema, *it),
                                    what + " argument '" + sa.name() + "'");
           p.wrap_scalar = sa.type()->kind() == c10::TypeKind::TensorType;
+          CoerceToSchema(sa.type(), &p);
           step->args.push_back(std::move(p));
         } else if (sa.default_value()) {
           ArgPlan p;

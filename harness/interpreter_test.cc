@@ -295,6 +295,33 @@ TEST(LiftedState, EachInputKindIsReadFromWhereTheArchiveKeepsIt) {
   EXPECT_TRUE(at::equal(got.at(0), archive->RecordedEagerOutputs().at(0)));
 }
 
+// An int literal where the schema wants a float (layer_norm's `float eps`) runs as the
+// same float would.
+TEST(SchemaCoercion, IntegerLiteralForAFloatArgument) {
+  auto archive = Pt2Archive::Open(PathOf("layer_norm"));
+  nlohmann::json doc = nlohmann::json::parse(archive->ProgramJson("model"));
+  auto run_with_eps = [&](const nlohmann::json& eps) {
+    nlohmann::json edited = doc;
+    bool found = false;
+    for (auto& n : edited["graph_module"]["graph"]["nodes"]) {
+      if (n["target"] != "torch.ops.aten.layer_norm.default") continue;
+      for (auto& in : n["inputs"]) {
+        if (in["name"] == "eps") {
+          in["arg"] = eps;
+          found = true;
+        }
+      }
+    }
+    EXPECT_TRUE(found) << "no layer_norm eps argument in the program";
+    Interpreter interp(Program::Parse(edited.dump(), "edited.pt2"), LoadProgramState(*archive, "model"));
+    return interp.RunTensors(archive->SampleInputs());
+  };
+  const auto as_int = run_with_eps({{"as_int", 1}});
+  const auto as_float = run_with_eps({{"as_float", 1.0}});
+  ASSERT_EQ(as_int.size(), as_float.size());
+  EXPECT_TRUE(at::equal(as_int[0], as_float[0]));
+}
+
 TEST_F(BadProgram, MissingWeightFileInArchive) {
   // The weight config points at a file the archive does not hold.
   EXPECT_NO_THROW(LoadProgramState(*archive_, "model"));
