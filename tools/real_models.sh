@@ -16,9 +16,19 @@
 #        real_models.sh --all     the healthy corpus + every planted case
 #        real_models.sh CASE...   only these planted cases (e.g. gpt2_runtime_error)
 # Prints one row per planted case (class, nodes, ops, compiles, seconds, repro checks).
+# Logs and each case's unzipped outputs.zip go to $AOTI_REAL_MODELS_OUT (default
+# $TMPDIR/aoti_real_models).
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
 REPO="$AOTI_ROOT/testdata/real"
+# Logs and the unzipped outputs.zip files live outside the model repository: a repro's
+# BUILD.bazel inside it would become a package of the next `bazel test //...`.
+OUT="${AOTI_REAL_MODELS_OUT:-${TMPDIR:-/tmp}/aoti_real_models}"
+mkdir -p "$OUT"
 cd "$REPO"
+# The repro packages (repros/<case>_repro) fail on purpose: none may be left over from an
+# interrupted run for `bazel test //...` to find, and they are removed on exit.
+rm -rf "$REPO/repros"
+trap 'rm -rf "$REPO/repros"' EXIT
 
 # One planted case per class on the smallest graphs (CI), and every case (--all).
 CI_CASES=(bert_compile_error bert_runtime_error vit_signal vit_relu_accuracy bert_log1p_accuracy)
@@ -86,9 +96,7 @@ expected_op() {
 }
 
 rows=()
-mkdir -p repros
-# The repro packages fail on purpose; do not leave them for the next `bazel test //...`.
-trap 'rm -rf "$REPO"/repros/*_repro' EXIT
+mkdir -p "$REPO/repros"
 targets=()
 for c in "${cases[@]}"; do targets+=("//:${c}_test"); done
 echo "== DUMP_AOTI_MINIFIER=1 bazel test ${targets[*]} (all PyTorch debug variables set)"
@@ -96,11 +104,11 @@ start=$(date +%s)
 set +e
 # Two at a time on two cores: each reduction compiles with one g++ at a time.
 DUMP_AOTI_MINIFIER=1 bazel_cmd test "${targets[@]}" --nocache_test_results --local_test_jobs=2 "${test_env[@]}" \
-  >repros/planted.bazel.log 2>&1
+  >"$OUT/planted.bazel.log" 2>&1
 rc=$?
 set -e
 echo "  planted tests (packaging, check, reduction): $(( $(date +%s) - start )) s, bazel exit $rc (3: tests failed, as planted)"
-[ "$rc" -eq 3 ] || { fail "bazel test of the planted cases exited $rc, expected 3"; tail -30 repros/planted.bazel.log; }
+[ "$rc" -eq 3 ] || { fail "bazel test of the planted cases exited $rc, expected 3"; tail -30 "$OUT/planted.bazel.log"; }
 testlogs="$(bazel info bazel-testlogs 2>/dev/null)"
 summary_fields='
 import json, sys
@@ -112,7 +120,7 @@ repro_targets=()
 declare -A klass_of info_of
 for c in "${cases[@]}"; do
   zip="$testlogs/${c}_test/test.outputs/outputs.zip"
-  out="$REPO/repros/$c.outputs"
+  out="$OUT/$c.outputs"
   rm -rf "$out" && mkdir -p "$out"
   [ -f "$zip" ] || { fail "$c: no outputs.zip (did the test fail?)"; continue; }
   unzip -q -o "$zip" -d "$out"
@@ -125,7 +133,7 @@ for c in "${cases[@]}"; do
   [ "$after" -le 2 ] || fail "$c: the repro has $after nodes, expected at most 2"
   [[ ",$ops," == *",aten.$want."* ]] || fail "$c: the repro's ops ($ops) do not include $want"
   set +e
-  "$AOTI_PYTHON" "$repro/repro.py" >"repros/$c.repro_py.log" 2>&1
+  "$AOTI_PYTHON" "$repro/repro.py" >"$OUT/$c.repro_py.log" 2>&1
   py=$?
   set -e
   if [ "$py" -eq 1 ]; then
@@ -133,7 +141,7 @@ for c in "${cases[@]}"; do
   else
     py_ok="no (exit $py)"
     fail "$c: python repro.py exited $py, expected 1"
-    tail -5 "repros/$c.repro_py.log"
+    tail -5 "$OUT/$c.repro_py.log"
   fi
   pkg="repros/${c}_repro"
   rm -rf "$pkg" && mkdir -p "$pkg"
@@ -145,7 +153,7 @@ done
 if ((${#repro_targets[@]})); then
   echo "== bazel test ${repro_targets[*]} (the generated repro tests)"
   set +e
-  bazel_cmd test "${repro_targets[@]}" --nocache_test_results --local_test_jobs=2 >repros/repro_tests.bazel.log 2>&1
+  bazel_cmd test "${repro_targets[@]}" --nocache_test_results --local_test_jobs=2 >"$OUT/repro_tests.bazel.log" 2>&1
   set -e
 fi
 for c in "${cases[@]}"; do
@@ -169,5 +177,6 @@ if ((${#rows[@]})); then
   printf '%s\n' "${rows[@]}"
 fi
 total=$(( ${#cases[@]} + healthy ))
+echo "logs and unzipped outputs: $OUT"
 echo "real_models: $((total - failures)) passed, $failures failed"
 [ "$failures" -eq 0 ]
