@@ -288,10 +288,6 @@ bool ParseTarget(const std::string& target, std::string* name, std::string* over
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // The names passed to the schema arguments that `pick` selects.
 std::vector<std::string> ArgumentsWhere(const Node& node,
                                         const std::function<bool(const c10::FunctionSchema&, const c10::Argument&)>& pick) {
