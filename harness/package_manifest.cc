@@ -10,13 +10,7 @@ namespace {
 constexpr const char kFormatPrefix[] = "aoti_harness.package/";
 
 TensorRecord ParseTensorRecord(const nlohmann::json& j, const std::string& what) {
-  TensorRecord r;
-  r.name = j.value("name", "");
-  r.dtype = ScalarTypeFromName(j.at("dtype").get<std::string>(), what + " tensor '" + r.name + "'");
-  r.sizes = j.at("sizes").get<std::vector<int64_t>>();
-  r.strides = j.value("strides", std::vector<int64_t>{});
-  r.file = j.at("file").get<std::string>();
-  return r;
+  return TensorRecordFromJson(j, what + " tensor");
 }
 
 }  // namespace

@@ -26,15 +26,9 @@ void WriteTextFile(const std::string& path, const std::string& text) {
 void WriteTensorBundle(const std::string& dir, const std::vector<at::Tensor>& tensors) {
   nlohmann::json manifest = nlohmann::json::array();
   for (size_t i = 0; i < tensors.size(); ++i) {
-    const at::Tensor cpu = tensors[i].to(at::kCPU);
-    const at::Tensor contiguous = cpu.contiguous();
-    const std::string file = "tensor_" + std::to_string(i) + ".bin";
-    WriteTextFile(dir + "/" + file,
-                  std::string(static_cast<const char*>(contiguous.data_ptr()), contiguous.nbytes()));
-    manifest.push_back({{"dtype", ScalarTypeName(cpu.scalar_type())},
-                        {"sizes", cpu.sizes().vec()},
-                        {"strides", cpu.strides().vec()},
-                        {"file", file}});
+    const RawTensor raw = EncodeRawTensor(tensors[i], "", "tensor_" + std::to_string(i) + ".bin");
+    WriteTextFile(dir + "/" + raw.record.file, raw.bytes);
+    manifest.push_back(TensorRecordToJson(raw.record));
   }
   WriteTextFile(dir + "/manifest.json", manifest.dump());
 }
@@ -48,13 +42,8 @@ std::vector<at::Tensor> ReadTensorBundle(const std::string& dir) {
   }
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < manifest.size(); ++i) {
-    const auto& m = manifest[i];
-    TensorRecord r;
     const std::string what = dir + " tensor " + std::to_string(i);
-    r.dtype = ScalarTypeFromName(m.at("dtype").get<std::string>(), what);
-    r.sizes = m.at("sizes").get<std::vector<int64_t>>();
-    r.strides = m.at("strides").get<std::vector<int64_t>>();
-    r.file = m.at("file").get<std::string>();
+    const TensorRecord r = TensorRecordFromJson(manifest[i], what);
     out.push_back(ReadRawTensor(r, ReadTextFile(dir + "/" + r.file), what));
   }
   return out;

@@ -53,6 +53,42 @@ std::string ScalarTypeName(c10::ScalarType type) {
   return c10::toString(type);
 }
 
+RawTensor EncodeRawTensor(const at::Tensor& t, const std::string& name, const std::string& file) {
+  const at::Tensor cpu = t.to(at::kCPU);
+  const at::Tensor contiguous = cpu.contiguous();
+  RawTensor raw;
+  raw.record.name = name;
+  raw.record.dtype = cpu.scalar_type();
+  raw.record.sizes = cpu.sizes().vec();
+  raw.record.strides = cpu.strides().vec();
+  raw.record.file = file;
+  raw.bytes.assign(static_cast<const char*>(contiguous.data_ptr()), contiguous.nbytes());
+  return raw;
+}
+
+nlohmann::json TensorRecordToJson(const TensorRecord& record) {
+  return {{"name", record.name},         {"dtype", ScalarTypeName(record.dtype)},
+          {"sizes", record.sizes},       {"strides", record.strides},
+          {"device", "cpu"},             {"file", record.file}};
+}
+
+TensorRecord TensorRecordFromJson(const nlohmann::json& j, const std::string& what) {
+  TensorRecord r;
+  try {
+    r.name = j.value("name", "");
+    const std::string who = r.name.empty() ? what : what + " '" + r.name + "'";
+    r.dtype = ScalarTypeFromName(j.at("dtype").get<std::string>(), who);
+    r.sizes = j.at("sizes").get<std::vector<int64_t>>();
+    r.strides = j.value("strides", std::vector<int64_t>{});
+    r.file = j.at("file").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    throw HarnessError(what + ": malformed tensor record " + j.dump() +
+                       "; expected {\"dtype\": name, \"sizes\": [ints], \"strides\": [ints], \"file\": path}: " +
+                       e.what());
+  }
+  return r;
+}
+
 at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
                          const std::string& what) {
   int64_t numel = 1;

@@ -1,8 +1,11 @@
-// TensorIo: dtype names <-> c10::ScalarType, and tensors from raw little-endian bytes.
+// TensorIo: dtype names <-> c10::ScalarType, and the harness' one raw tensor format.
 //
-// The packaging tool writes each flat input and eager output as the tensor's contiguous
-// bytes plus a record {dtype, sizes, strides}. ReadRawTensor rebuilds the tensor with the
-// recorded strides, so a non-contiguous input stays non-contiguous.
+// A raw tensor is its values in row-major order (the bytes of `t.contiguous()`) plus a
+// record {name, dtype, sizes, strides, file}. EncodeRawTensor writes it and ReadRawTensor
+// reads it: the recorded strides come back, so a transposed input stays transposed and an
+// expand output (stride 0) stays a broadcast view. Every writer in the harness (tensor
+// bundles, candidate archives) and every reader (packages, bundles) goes through these
+// two; tools/package_model.py holds the Python pair (raw_bytes, read_raw_tensor).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +14,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
+#include <nlohmann/json.hpp>
 
 namespace aoti {
 
@@ -30,10 +34,25 @@ struct TensorRecord {
   std::string file;
 };
 
+// RawTensor: a record and the bytes it describes.
+struct RawTensor {
+  TensorRecord record;
+  std::string bytes;
+};
+
+// EncodeRawTensor: `t` (any device, any layout) as a raw tensor named `name`, to be stored
+// as `file`. The record keeps t's strides.
+RawTensor EncodeRawTensor(const at::Tensor& t, const std::string& name, const std::string& file);
+
 // ReadRawTensor builds a CPU tensor from `bytes` (contiguous data). Throws HarnessError
 // naming `what` when the byte count does not match dtype and sizes.
 at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
                          const std::string& what);
+
+// The record as JSON ({"name", "dtype", "sizes", "strides", "device", "file"}) and back.
+// TensorRecordFromJson throws HarnessError naming `what` for a missing or mistyped field.
+nlohmann::json TensorRecordToJson(const TensorRecord& record);
+TensorRecord TensorRecordFromJson(const nlohmann::json& j, const std::string& what);
 
 // CopyOf: a tensor with its own storage, the same values, sizes and strides (a copy that
 // in-place ops on either side cannot reach). Overlapping layouts (stride 0, from expand)

@@ -94,5 +94,34 @@ TEST(TensorIo, ReadsBroadcastLayouts) {
   EXPECT_EQ(got.strides(), expanded.strides());
 }
 
+// One encoder and one decoder: every layout the harness stores comes back as it was.
+TEST(TensorIo, EncodeThenReadKeepsEveryLayout) {
+  const at::Tensor base = at::arange(24, at::kFloat).reshape({4, 6});
+  for (const at::Tensor& t :
+       {base, base.t(), base.slice(1, 1, 5, 2), base.select(0, 1).unsqueeze(0).expand({3, 6}),
+        base.reshape({4, 6, 1, 1}).expand({4, 6, 2, 3}), base.to(at::kBFloat16).t(), base.gt(10),
+        at::complex(base, -base), at::empty({0, 3}, at::kFloat), at::scalar_tensor(7.5, at::kDouble)}) {
+    SCOPED_TRACE(DescribeTensor(t));
+    const RawTensor raw = EncodeRawTensor(t, "x", "tensors/x.bin");
+    const TensorRecord rec = TensorRecordFromJson(TensorRecordToJson(raw.record), "x");
+    EXPECT_EQ(rec.file, "tensors/x.bin");
+    const at::Tensor got = ReadRawTensor(rec, raw.bytes, "x");
+    EXPECT_EQ(got.scalar_type(), t.scalar_type());
+    EXPECT_EQ(got.sizes(), t.sizes());
+    EXPECT_EQ(got.strides(), t.strides());
+    EXPECT_TRUE(at::equal(got, t));
+  }
+}
+
+TEST(TensorIo, MalformedRecordNamesTheTensorAndTheExpectedShape) {
+  try {
+    TensorRecordFromJson(nlohmann::json{{"name", "x"}, {"dtype", "float32"}, {"sizes", "3"}}, "bundle tensor 0");
+    FAIL() << "expected a HarnessError";
+  } catch (const HarnessError& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("bundle tensor 0"), HasSubstr("malformed tensor record"),
+                                HasSubstr("\"sizes\": [ints]")));
+  }
+}
+
 }  // namespace
 }  // namespace aoti

@@ -62,15 +62,11 @@ void WriteCandidateArchive(const Pt2Archive& original, const std::string& model,
     write("models/" + model + ".json", program.ToJson());
     json records = json::array();
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const at::Tensor t = inputs[i].contiguous();
-      const std::string file = "tensors/input_" + std::to_string(i) + ".bin";
-      write("aoti_harness/" + file, std::string(static_cast<const char*>(t.data_ptr()), t.nbytes()));
-      records.push_back({{"name", "input_" + std::to_string(i)},
-                         {"dtype", ScalarTypeName(t.scalar_type())},
-                         {"sizes", t.sizes().vec()},
-                         {"strides", t.strides().vec()},
-                         {"device", "cpu"},
-                         {"file", file}});
+      // The input's own layout: a cut at a transpose or an expand stays that layout.
+      const RawTensor raw =
+          EncodeRawTensor(inputs[i], "input_" + std::to_string(i), "tensors/input_" + std::to_string(i) + ".bin");
+      write("aoti_harness/" + raw.record.file, raw.bytes);
+      records.push_back(TensorRecordToJson(raw.record));
     }
     const auto& m = original.Manifest();
     json manifest = {

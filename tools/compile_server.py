@@ -40,20 +40,14 @@ import package_model  # noqa: E402  (after the environment is set)
 
 def read_inputs(path):
     """The candidate's flat inputs from its harness manifest and raw tensors."""
-    import torch
     from torch.export.pt2_archive._package import PT2ArchiveReader
 
     r = PT2ArchiveReader(path)
     manifest = json.loads(r.read_string(package_model.EXTRA_DIR + "package.json"))
     tensors = []
     for rec in manifest["inputs"]:
-        data = bytearray(r.read_bytes(package_model.TENSOR_DIR + rec["file"]))
-        dtype = getattr(torch, rec["dtype"])
-        flat = torch.frombuffer(data, dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
-        t = flat.view(dtype).reshape(rec["sizes"]) if data else torch.empty(rec["sizes"], dtype=dtype)
-        if rec.get("strides") and list(t.stride()) != rec["strides"]:
-            t = torch.empty_strided(rec["sizes"], rec["strides"], dtype=dtype).copy_(t)
-        tensors.append(t.clone())
+        data = r.read_bytes(package_model.TENSOR_DIR + rec["file"])
+        tensors.append(package_model.read_raw_tensor(rec, data))
     return manifest, tensors
 
 

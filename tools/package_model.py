@@ -159,10 +159,46 @@ def tensor_record(t, name, file_name):
 
 
 def raw_bytes(t):
+    """The harness' raw tensor format (harness/tensor_io.h): the values in row-major order;
+    tensor_record() keeps the strides to rebuild the layout."""
     import torch
 
     flat = t.detach().to("cpu").contiguous().reshape(-1)
     return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+
+
+def read_raw_tensor(rec, data):
+    """The inverse of raw_bytes + tensor_record, as ReadRawTensor in harness/tensor_io.cc:
+    the recorded strides come back, and a broadcast layout (stride 0, from expand) is
+    rebuilt over one copy of each repeated value."""
+    import torch
+
+    dtype = getattr(torch, rec["dtype"], None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"tensor {rec.get('name', '')!r}: unknown dtype {rec['dtype']!r}")
+    sizes, strides = list(rec["sizes"]), list(rec.get("strides") or [])
+    numel = 1
+    for s in sizes:
+        numel *= s
+    expected = numel * torch.empty((), dtype=dtype).element_size()
+    if len(data) != expected:
+        raise ValueError(f"tensor {rec.get('name', '')!r}: holds {len(data)} bytes, expected {expected} "
+                         f"for {rec['dtype']}{sizes}")
+    flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+    t = flat.view(dtype).reshape(sizes) if data else torch.empty(sizes, dtype=dtype)
+    if not strides or list(t.stride()) == strides:
+        return t.clone()
+    stored_sizes, source = list(sizes), t
+    for d, (size, stride) in enumerate(zip(sizes, strides)):
+        if stride == 0 and size > 1:
+            stored_sizes[d] = 1
+            source = source.narrow(d, 0, 1)
+    try:
+        out = torch.empty_strided(stored_sizes, strides, dtype=dtype)
+        out.copy_(source)
+    except RuntimeError:
+        return t.clone()  # some other overlapping layout: the values, laid out contiguously
+    return out.as_strided(sizes, strides)
 
 
 def merge_archives(out_path, sources, records, workdir):
