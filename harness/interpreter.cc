@@ -447,18 +447,22 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
     std::map<const c10::StorageImpl*, at::Tensor> promoted;  // storage -> its float64 copy
     auto promote = [&](at::Tensor& t) {
       if (!t.defined() || !IsFloating(t.scalar_type()) || t.scalar_type() == at::kDouble) return;
+      const bool requires_grad = t.requires_grad();  // as upstream's model.to(float64) keeps it
       const int64_t item = static_cast<int64_t>(t.element_size());
+      at::Tensor promoted_view;
       if (t.storage().nbytes() % item != 0) {
-        t = Promote(t);
-        return;
+        promoted_view = Promote(t.detach());
+      } else {
+        auto it = promoted.find(t.storage().unsafeGetStorageImpl());
+        if (it == promoted.end()) {
+          at::Tensor flat = at::empty({0}, t.options().requires_grad(false));
+          flat.set_(t.storage(), 0, {static_cast<int64_t>(t.storage().nbytes()) / item}, {1});
+          it = promoted.emplace(t.storage().unsafeGetStorageImpl(), Promote(flat)).first;
+        }
+        promoted_view = it->second.as_strided(t.sizes(), t.strides(), t.storage_offset());
       }
-      auto it = promoted.find(t.storage().unsafeGetStorageImpl());
-      if (it == promoted.end()) {
-        at::Tensor flat = at::empty({0}, t.options());
-        flat.set_(t.storage(), 0, {static_cast<int64_t>(t.storage().nbytes()) / item}, {1});
-        it = promoted.emplace(t.storage().unsafeGetStorageImpl(), Promote(flat)).first;
-      }
-      t = it->second.as_strided(t.sizes(), t.strides(), t.storage_offset());
+      t = promoted_view.detach();
+      if (requires_grad) t.set_requires_grad(true);
     };
     for (auto& [k, t] : state_.weights) promote(t);
     for (auto& [k, t] : state_.constants) promote(t);

@@ -73,8 +73,15 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
       at::Tensor typed = storage.numel() % item == 0 && storage.numel() > 0
                              ? storage.view(dtype)
                              : at::empty({0}, at::TensorOptions().dtype(dtype));
-      out[fqn] = empty ? at::empty(sizes, at::TensorOptions().dtype(dtype))
-                       : typed.as_strided(sizes, strides, offset);
+      at::Tensor t = empty ? at::empty(sizes, at::TensorOptions().dtype(dtype))
+                           : typed.as_strided(sizes, strides, offset).detach();
+      // As torch.export.load gives it: a parameter keeps requires_grad. Kernels read the
+      // flag even without autograd (matmul folds a batched input into one mm only when the
+      // weight does not require grad), so the interpreter must match Python bit for bit.
+      if (tm.value("requires_grad", false) && (at::isFloatingType(dtype) || at::isComplexType(dtype))) {
+        t.set_requires_grad(true);
+      }
+      out[fqn] = t;
     } catch (const json::exception& e) {
       throw HarnessError(what + ": malformed entry: " + e.what());
     }

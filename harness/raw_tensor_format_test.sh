@@ -30,6 +30,7 @@ LAYOUTS = [
     base.to(torch.int64).flip(0),
     torch.empty(0, 3),
     torch.tensor(7.5, dtype=torch.float64),
+    base[:1, ::2][:, :1],
 ]
 
 def same(a, b):

@@ -32,6 +32,7 @@ std::vector<at::Tensor> Layouts() {
       base.to(at::kLong).flip({0}),                       // int64 (flip copies: contiguous)
       at::empty({0, 3}, at::kFloat),                      // empty
       at::scalar_tensor(7.5, at::kDouble),                // 0-dim
+      base.slice(0, 0, 1).slice(1, 0, 6, 2).slice(1, 0, 1),  // one element, odd strides [6, 2]
   };
 }
 

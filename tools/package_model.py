@@ -163,7 +163,10 @@ def raw_bytes(t):
     tensor_record() keeps the strides to rebuild the layout."""
     import torch
 
-    flat = t.detach().to("cpu").contiguous().reshape(-1)
+    # A fresh dense copy: .contiguous() alone keeps odd strides on size-1 dims (a [1, 1]
+    # tensor with strides [2, 2] is "contiguous"), which the byte view refuses.
+    t = t.detach().to("cpu")
+    flat = torch.empty(t.numel(), dtype=t.dtype).copy_(t.reshape(-1))
     return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
 
 
