@@ -12,6 +12,7 @@
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/ones.h>
+#include <caffe2/serialize/inline_container.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -323,8 +324,53 @@ TEST(SchemaCoercion, IntegerLiteralForAFloatArgument) {
 }
 
 TEST_F(BadProgram, MissingWeightFileInArchive) {
-  // The weight config points at a file the archive does not hold.
-  EXPECT_NO_THROW(LoadProgramState(*archive_, "model"));
+  // A copy of the archive without one weight's data: its config still points at it.
+  std::string dropped;
+  const std::string copy = std::string(std::getenv("TEST_TMPDIR")) + "/missing_weight.pt2";
+  {
+    caffe2::serialize::PyTorchStreamWriter w(copy);
+    for (const auto& rec : archive_->Records()) {
+      if (rec == ".data/version" || rec == "byteorder" || rec == ".data/serialization_id") continue;  // the writer's own
+      if (dropped.empty() && rec.rfind("data/weights/weight_", 0) == 0) {
+        dropped = rec;
+        continue;
+      }
+      const std::string data = archive_->ReadRecord(rec);
+      w.writeRecord(rec, data.data(), data.size());
+    }
+    w.writeEndOfFile();
+  }
+  ASSERT_FALSE(dropped.empty()) << "the archive has no weight files";
+  auto broken = Pt2Archive::Open(copy);
+  try {
+    LoadProgramState(*broken, "model");
+    FAIL() << "a missing weight file loaded";
+  } catch (const HarnessError& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("missing_weight.pt2"), HasSubstr(dropped), HasSubstr("missing")));
+  }
+}
+
+// An operator with several returns whose node names them as one list (as_tensors): each
+// getitem reads its own return.
+TEST(MultiReturn, SeveralReturnsNamedAsOneList) {
+  auto archive = Pt2Archive::Open(PathOf("sort_topk_cumsum"));
+  nlohmann::json doc = nlohmann::json::parse(archive->ProgramJson("model"));
+  bool edited = false;
+  for (auto& node : doc["graph_module"]["graph"]["nodes"]) {
+    if (node["target"] != "torch.ops.aten.topk.default") continue;
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& out : node["outputs"]) names.push_back(out["as_tensor"]);
+    ASSERT_EQ(names.size(), 2u);
+    // The list itself gets a name the getitem nodes read from.
+    node["outputs"] = nlohmann::json::array({{{"as_tensors", names}}});
+    edited = true;
+  }
+  ASSERT_TRUE(edited) << "the corpus program has no topk";
+  Interpreter interp(Program::Parse(doc.dump(), "edited.pt2"), LoadProgramState(*archive, "model"));
+  const auto got = interp.RunTensors(archive->SampleInputs());
+  const auto expected = archive->RecordedEagerOutputs();
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(at::equal(got[i], expected[i])) << "output " << i;
 }
 
 }  // namespace

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #include "harness/errors.h"
@@ -83,6 +86,55 @@ std::string SignalName(int sig) {
   }
 }
 
+namespace {
+
+// Spawner: the thread every fork happens on. It is never joined or destroyed, so a
+// child's PR_SET_PDEATHSIG fires only when the whole process ends.
+class Spawner {
+ public:
+  static Spawner& Get() {
+    static Spawner* spawner = new Spawner();
+    return *spawner;
+  }
+
+  // Run: calls fork_fn on the spawner thread and returns its result (and errno).
+  std::pair<pid_t, int> Run(const std::function<pid_t()>& fork_fn) {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [&] { return job_ == nullptr; });
+    job_ = &fork_fn;
+    done_ = false;
+    work_.notify_one();
+    finished_.wait(lock, [&] { return done_; });
+    const auto result = std::make_pair(result_, errno_);
+    job_ = nullptr;
+    idle_.notify_one();
+    return result;
+  }
+
+ private:
+  Spawner() { std::thread([this] { Loop(); }).detach(); }
+
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      work_.wait(lock, [&] { return job_ != nullptr && !done_; });
+      result_ = (*job_)();
+      errno_ = errno;
+      done_ = true;
+      finished_.notify_one();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_, finished_, idle_;
+  const std::function<pid_t()>* job_ = nullptr;
+  bool done_ = false;
+  pid_t result_ = -1;
+  int errno_ = 0;
+};
+
+}  // namespace
+
 Subprocess::Subprocess(const Options& options) {
   if (options.argv.empty()) throw HarnessError("Subprocess: no program given");
   // Everything the child needs is built here, before fork.
@@ -97,15 +149,34 @@ Subprocess::Subprocess(const Options& options) {
   const int fds[3] = {options.stdin_fd >= 0 ? options.stdin_fd : null_fd,
                       options.stdout_fd >= 0 ? options.stdout_fd : null_fd,
                       options.stderr_fd >= 0 ? options.stderr_fd : null_fd};
+  // Extra descriptors, first moved out of the way (numbers >= 100, close-on-exec), so no
+  // dup2 in the child overwrites a source another one still needs.
+  std::vector<std::pair<int, int>> extra;
+  auto close_extra = [&] {
+    for (const auto& [high, target] : extra) ::close(high);
+  };
+  for (const auto& [fd, target] : options.extra_fds) {
+    if (target < 3) {
+      close_extra();
+      ::close(null_fd);
+      throw HarnessError("Subprocess: extra descriptor number " + std::to_string(target) +
+                         " for " + options.argv[0] + "; expected 3 or more (0-2 are stdin, stdout, stderr)");
+    }
+    const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 100);
+    if (high < 0) {
+      const int err = errno;
+      close_extra();
+      ::close(null_fd);
+      throw HarnessError("cannot start " + options.argv[0] + ": descriptor " + std::to_string(fd) +
+                         " cannot be passed: " + std::strerror(err));
+    }
+    extra.emplace_back(high, target);
+  }
   const std::string exec_failed = "exec " + options.argv[0] + " failed\n";
   const pid_t parent = ::getpid();
-  pid_ = ::fork();
-  if (pid_ < 0) {
-    const int err = errno;
-    ::close(null_fd);
-    throw HarnessError("cannot start " + options.argv[0] + ": fork failed: " + std::strerror(err));
-  }
-  if (pid_ == 0) {
+  const std::function<pid_t()> fork_and_exec = [&]() -> pid_t {
+    const pid_t pid = ::fork();
+    if (pid != 0) return pid;
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(125);  // the parent is already gone
@@ -117,13 +188,20 @@ Subprocess::Subprocess(const Options& options) {
         ::dup2(fds[target], target);
       }
     }
+    for (const auto& [high, target] : extra) ::dup2(high, target);
     ::execve(argv[0], argv.data(), envp.data());
     ssize_t ignored = ::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
     (void)ignored;
     ::_exit(127);
+  };
+  const auto [pid, fork_errno] = Spawner::Get().Run(fork_and_exec);
+  pid_ = pid;
+  close_extra();
+  ::close(null_fd);
+  if (pid_ < 0) {
+    throw HarnessError("cannot start " + options.argv[0] + ": fork failed: " + std::strerror(fork_errno));
   }
   ::setpgid(pid_, pid_);
-  ::close(null_fd);
 }
 
 Subprocess::~Subprocess() { Kill(); }

@@ -3,6 +3,9 @@
 // setpgid, prctl, dup2 and execve, so nothing allocates between fork and exec in a
 // multithreaded parent. The child leads its own process group, dies with its parent
 // (PR_SET_PDEATHSIG), and the whole group is killed on timeout or when the object goes.
+// PR_SET_PDEATHSIG fires when the *thread* that forked exits, so every fork happens on
+// one spawner thread that lives as long as the process: a child started from a worker
+// thread outlives that thread, and still dies with the process.
 //
 // ChildEnvironment builds the explicit environment every child gets: this process'
 // environment minus PyTorch's own debug and repro variables (kStrippedTorchVariables),
@@ -43,6 +46,9 @@ class Subprocess {
     int stdin_fd = -1;              // -1: /dev/null
     int stdout_fd = -1;             // -1: /dev/null
     int stderr_fd = -1;             // -1: /dev/null
+    // More descriptors for the child: {descriptor here, its number in the child (>= 3)},
+    // e.g. a dedicated answer pipe. Everything else is closed on exec.
+    std::vector<std::pair<int, int>> extra_fds;
   };
 
   // Starts the process. Throws HarnessError naming the executable if it cannot.

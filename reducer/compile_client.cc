@@ -11,10 +11,17 @@
 #include "harness/errors.h"
 
 namespace aoti {
+namespace {
+
+constexpr int kAnswerFd = 3;  // the server's answer descriptor
+
+}  // namespace
 
 CompileClient::~CompileClient() { Stop(); }
 
 void CompileClient::Start() {
+  // Requests on the server's stdin; answers on a dedicated pipe (its descriptor 3), so
+  // nothing a library prints on stdout can corrupt one.
   int in_pipe[2], out_pipe[2];
   if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
     throw HarnessError(std::string("compile server: pipe failed: ") + std::strerror(errno));
@@ -33,9 +40,14 @@ void CompileClient::Start() {
     if (log_fd >= 0) ::close(log_fd);
   };
   try {
-    server_ = std::make_unique<Subprocess>(Subprocess::Options{
-        {options_.python, "-u", options_.server_script},
-        ChildEnvironment({options_.env_pass_through, {}}), in_pipe[0], out_pipe[1], log_fd});
+    Subprocess::Options spawn;
+    spawn.argv = {options_.python, "-u", options_.server_script, "--answer-fd", std::to_string(kAnswerFd)};
+    spawn.env = ChildEnvironment({options_.env_pass_through, {}});
+    spawn.stdin_fd = in_pipe[0];
+    spawn.stdout_fd = log_fd;
+    spawn.stderr_fd = log_fd;
+    spawn.extra_fds = {{out_pipe[1], kAnswerFd}};
+    server_ = std::make_unique<Subprocess>(spawn);
   } catch (...) {
     close_child_ends();
     ::close(in_pipe[1]);
@@ -85,14 +97,26 @@ bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nl
     if (nl != std::string::npos) {
       const std::string reply = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
-      try {
-        *answer = nlohmann::json::parse(reply);
-      } catch (const nlohmann::json::exception& e) {
-        *problem = "unreadable answer: " + reply.substr(0, 200);
+      nlohmann::json parsed = nlohmann::json::parse(reply, nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_discarded() || !parsed.is_object()) {
+        *problem = "unreadable answer (not a JSON object): '" + reply.substr(0, 200) + "'";
         return false;
       }
-      if (answer->value("id", -1) == request.value("id", -2)) return true;
-      continue;  // an answer to an abandoned request
+      const auto id = parsed.find("id");
+      if (id == parsed.end() || !id->is_number_integer()) {
+        *problem = "answer without a request id: '" + reply.substr(0, 200) + "'";
+        return false;
+      }
+      if (id->get<int64_t>() == request.at("id").get<int64_t>()) {
+        *answer = std::move(parsed);
+        return true;
+      }
+      if (id->get<int64_t>() > request.at("id").get<int64_t>()) {
+        *problem = "answer to request " + std::to_string(id->get<int64_t>()) + ", which was never sent (waiting for " +
+                   std::to_string(request.at("id").get<int64_t>()) + ")";
+        return false;
+      }
+      continue;  // an answer to an abandoned (earlier) request
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -139,15 +163,25 @@ CompileResult CompileClient::Compile(const std::string& program, const std::stri
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   }
-  r.ok = answer.value("ok", false);
-  r.phase = answer.value("phase", "");
-  r.seconds = answer.value("seconds", 0.0);
-  r.out = answer.value("out", "");
-  if (answer.contains("error")) {
-    const auto& e = answer.at("error");
-    r.error_type = e.value("type", "");
-    r.message = e.value("message", "");
-    r.compiler_errors = e.value("compiler_errors", "");
+  try {
+    r.ok = answer.value("ok", false);
+    r.phase = answer.value("phase", "");
+    r.seconds = answer.value("seconds", 0.0);
+    r.out = answer.value("out", "");
+    if (answer.contains("error")) {
+      const auto& e = answer.at("error");
+      r.error_type = e.value("type", "");
+      r.message = e.value("message", "");
+      r.compiler_errors = e.value("compiler_errors", "");
+    }
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type: the server is not speaking the protocol; start afresh.
+    Stop();
+    CompileResult bad;
+    bad.phase = "server";
+    bad.message = "compile server: malformed answer (" + std::string(e.what()) + "): " + answer.dump().substr(0, 200);
+    bad.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return bad;
   }
   return r;
 }

@@ -171,7 +171,7 @@ Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputM
   for (const auto& v : read_order) {
     if (existing.count(v)) continue;
     if (IsSymValue(program, v)) {
-      throw HarnessError("cutting at '" + v + "' would make a symbolic value an input, which is not supported");
+      throw EditRefused("cutting at '" + v + "' would make a symbolic value an input, which is not supported");
     }
     InputSpecEntry e;
     e.kind = InputKind::kUserInput;
@@ -262,6 +262,38 @@ Program RemoveUnusedInputs(const Program& program) {
   p.input_specs = std::move(specs);
   Finish(&p);
   return p;
+}
+
+Program ExposeIntermediates(const Program& p) {
+  Program out = p;
+  std::set<std::string> have;
+  for (const auto& s : out.output_specs) have.insert(s.value_name);
+  for (const auto& n : p.nodes) {
+    for (const auto& v : NodeOutputNames(n)) {
+      auto meta = p.tensor_values.find(v);
+      if (meta == p.tensor_values.end() || !c10::isFloatingType(meta->second.dtype) || have.count(v)) continue;
+      OutputSpecEntry e;
+      e.kind = OutputKind::kUserOutput;
+      e.arg = nlohmann::json{{"as_tensor", {{"name", v}}}};
+      e.value_name = v;
+      out.output_specs.push_back(std::move(e));
+      have.insert(v);
+    }
+  }
+  return RemoveUnusedInputs(EliminateDeadCode(out));
+}
+
+std::map<std::string, at::Tensor> UserOutputsByName(const Program& program,
+                                                    const std::vector<at::Tensor>& user_outputs) {
+  std::map<std::string, at::Tensor> out;
+  size_t next = 0;
+  for (const auto& spec : program.output_specs) {
+    if (spec.kind != OutputKind::kUserOutput) continue;
+    if (next >= user_outputs.size()) break;
+    const at::Tensor& t = user_outputs[next++];
+    if (!spec.value_name.empty()) out[spec.value_name] = t;
+  }
+  return out;
 }
 
 }  // namespace aoti

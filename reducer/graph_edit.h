@@ -13,17 +13,28 @@
 //   EliminateDeadCode / RemoveUnusedInputs: the clean-ups every candidate gets.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <ATen/core/Tensor.h>
+
+#include "harness/errors.h"
 #include "harness/program.h"
 
 namespace aoti {
 
 enum class OutputMode { kPreserve, kFrontier, kLast };
 
-// KeepNodes: keep[i] says whether node i stays. Throws HarnessError when the edit would
+// EditRefused: this edit cannot be made on this program (a cut at a symbolic value). A
+// strategy catches it and tries another edit; every other error ends the reduction.
+class EditRefused : public HarnessError {
+ public:
+  using HarnessError::HarnessError;
+};
+
+// KeepNodes: keep[i] says whether node i stays. Throws EditRefused when the edit would
 // need a symbolic value as an input (not supported yet).
 Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputMode mode);
 
@@ -36,6 +47,16 @@ Program EliminateDeadCode(const Program& program);
 // RemoveUnusedInputs drops inputs (user inputs, parameters, buffers, constants) that no
 // node reads and no output returns.
 Program RemoveUnusedInputs(const Program& program);
+
+// ExposeIntermediates: the program with every floating value a node produces also
+// returned as a user output (after the existing outputs), dead code removed.
+Program ExposeIntermediates(const Program& program);
+
+// UserOutputsByName: a compiled model's outputs (the user outputs only, in order) by
+// value name. Buffer mutations and other non-user outputs may come first in the output
+// specs; they are skipped, not paired.
+std::map<std::string, at::Tensor> UserOutputsByName(const Program& program,
+                                                    const std::vector<at::Tensor>& user_outputs);
 
 // UserInputNames: the value names of the program's user inputs, in order.
 std::vector<std::string> UserInputNames(const Program& program);

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <functional>
 
+#include <glog/logging.h>
+
 #include "harness/errors.h"
 #include "reducer/candidate_archive.h"
 #include "reducer/graph_edit.h"
@@ -66,7 +68,13 @@ Verdict Oracle::Test(const Program& candidate) {
     v.cached = true;
     return v;
   }
-  const CompileResult c = Compile(candidate, key);
+  CompileResult c = Compile(candidate, key);
+  if (c.phase == "server") {
+    // The server died or spoke nonsense; the client restarts it. One more try before
+    // this candidate is called "not failing" on account of the server.
+    LOG(WARNING) << "aoti_reduce: " << c.message << "; restarting the compile server and trying the candidate again";
+    c = Compile(candidate, key);
+  }
   const std::string compiled_path = c.out;
   Verdict v;
   if (c.phase == "load" || c.phase == "timeout" || c.phase == "server") {
@@ -79,7 +87,10 @@ Verdict Oracle::Test(const Program& candidate) {
   } else {
     v = Judge(candidate, compiled_path);
   }
-  cache_[key] = v;
+  // A server death or a timeout may be transient (a loaded machine): not remembered until
+  // the same candidate has met it twice.
+  const bool transient = c.phase == "timeout" || c.phase == "server";
+  if (!transient || ++transient_failures_[key] >= 2) cache_[key] = v;
   return v;
 }
 
@@ -94,7 +105,7 @@ CompileResult Oracle::Compile(const Program& candidate, const std::string& key) 
   compile_seconds_ += c.seconds;
   std::remove(program_path.c_str());
   if (c.out.empty()) c.out = compiled_path;
-  compiled_[key] = c;
+  if (c.phase != "timeout" && c.phase != "server") compiled_[key] = c;
   return c;
 }
 

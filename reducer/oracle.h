@@ -7,7 +7,9 @@
 // runtime error, the same signal, timeout, accuracy) and, with a check string, the
 // message contains it. A candidate that cannot be loaded or compiled by the server
 // counts as not failing, with the reason logged. Verdicts are cached by a structural
-// hash of the candidate (its program text), so no program is compiled twice.
+// hash of the candidate (its program text), so no program is compiled twice; a compile
+// server death is retried at once, and a death or timeout is cached only once the same
+// candidate has met it twice.
 #pragma once
 
 #include <map>
@@ -80,6 +82,7 @@ class Oracle {
   std::string work_dir_;
   std::string target_class_, check_str_;
   std::map<std::string, Verdict> cache_;
+  std::map<std::string, int> transient_failures_;  // server deaths and timeouts, by key
   std::map<std::string, CompileResult> compiled_;
   int compiles_ = 0, cache_hits_ = 0, runs_ = 0;
   bool skip_export_errors_ = true;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """compile_server: a persistent AOTI compile process for the reducer.
 
-torch is imported once; requests and answers are JSON lines on stdin / stdout (anything
-else torch prints goes to stderr). Requests:
+torch is imported once; requests are JSON lines on stdin, answers JSON lines on a
+dedicated descriptor (--answer-fd N; stdout when not given). Whatever torch or a native
+library prints, on stdout or stderr, goes to the log and cannot corrupt an answer.
+Every answer carries its request's id, errors included. Requests:
 
   {"id": 1, "op": "compile", "program": "cand.pt2", "out": "cand_aoti.pt2",
    "inductor_configs": {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"},
@@ -58,14 +60,21 @@ def compile_request(req, workdir):
     import torch
 
     start = time.time()
-    for lib in req.get("op_libraries", []):
-        if lib not in LOADED_LIBRARIES:
-            torch.ops.load_library(lib)
-            LOADED_LIBRARIES.add(lib)
-    program, out = req["program"], req["out"]
-    configs = {k: package_model.parse_config_value(v) for k, v in req.get("inductor_configs", {}).items()}
-    answer = {"id": req.get("id"), "out": out}
+    answer = {"id": req.get("id"), "out": req.get("out")}
+
+    def failed(phase, e):
+        answer.update(ok=False, phase=phase, seconds=round(time.time() - start, 3),
+                      error={"type": f"{type(e).__module__}.{type(e).__qualname__}", "message": str(e),
+                             "compiler_errors": "", "traceback": traceback.format_exc()})
+        return answer
+
     try:
+        for lib in req.get("op_libraries", []):
+            if lib not in LOADED_LIBRARIES:
+                torch.ops.load_library(lib)
+                LOADED_LIBRARIES.add(lib)
+        program, out = req["program"], req["out"]
+        configs = {k: package_model.parse_config_value(v) for k, v in req.get("inductor_configs", {}).items()}
         manifest, inputs = read_inputs(program)
         buf = io.BytesIO()
         torch.save((tuple(inputs), {}), buf)
@@ -73,18 +82,18 @@ def compile_request(req, workdir):
         package_model.merge_archives(loadable, [program], {"data/sample_inputs/model.pt": buf.getvalue()}, workdir)
         ep = torch.export.load(loadable)
     except Exception as e:
-        answer.update(ok=False, phase="load", seconds=round(time.time() - start, 3),
-                      error={"type": f"{type(e).__module__}.{type(e).__qualname__}", "message": str(e),
-                             "compiler_errors": "", "traceback": traceback.format_exc()})
-        return answer
+        return failed("load", e)
     aoti_pt2 = os.path.join(workdir, "aoti.pt2")
     record = package_model.compile_aoti(ep, configs, aoti_pt2)
-    manifest["compile"] = record
-    manifest["inductor_configs"] = configs
-    package_model.merge_archives(
-        out, [loadable] + ([aoti_pt2] if record["status"] == "ok" else []),
-        {package_model.EXTRA_DIR + "package.json": json.dumps(manifest, indent=1, sort_keys=True).encode()},
-        workdir)
+    try:
+        manifest["compile"] = record
+        manifest["inductor_configs"] = configs
+        package_model.merge_archives(
+            out, [loadable] + ([aoti_pt2] if record["status"] == "ok" else []),
+            {package_model.EXTRA_DIR + "package.json": json.dumps(manifest, indent=1, sort_keys=True).encode()},
+            workdir)
+    except Exception as e:
+        return failed("write", e)
     answer.update(ok=record["status"] == "ok", phase="done" if record["status"] == "ok" else "compile",
                   seconds=round(time.time() - start, 3))
     if record["status"] != "ok":
@@ -92,32 +101,56 @@ def compile_request(req, workdir):
     return answer
 
 
-def main():
+def answer_stream(argv):
+    """The answers' stream: --answer-fd N, else stdout. stdout itself then goes to stderr."""
+    fd = None
+    for k, arg in enumerate(argv):
+        if arg == "--answer-fd" and k + 1 < len(argv):
+            fd = argv[k + 1]
+        elif arg.startswith("--answer-fd="):
+            fd = arg.split("=", 1)[1]
+    if fd is None:
+        return os.fdopen(os.dup(1), "w")  # the original stdout, before fd 1 goes to the log
+    try:
+        return os.fdopen(int(fd), "w")
+    except (ValueError, OSError) as e:
+        print(f"compile_server: --answer-fd {fd!r}: expected an open descriptor number ({e})", file=sys.stderr)
+        sys.exit(2)
+
+
+def main(argv=None):
     import torch
 
-    out = sys.stdout
-    sys.stdout = sys.stderr  # anything torch prints must not corrupt the protocol
+    out = answer_stream(sys.argv[1:] if argv is None else argv)
+    # Anything printed to stdout, from Python or a native library, goes to the log.
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     for line in sys.stdin:
         line = line.strip()
         if not line:
             continue
+        req_id = None
         try:
             req = json.loads(line)
+            if not isinstance(req, dict):
+                raise ValueError(f"a request is a JSON object, got {type(req).__name__}")
+            req_id = req.get("id")
             op = req.get("op")
             if op == "ping":
-                answer = {"id": req.get("id"), "ok": True, "torch": torch.__version__, "pid": os.getpid()}
+                answer = {"id": req_id, "ok": True, "torch": torch.__version__, "pid": os.getpid()}
             elif op == "shutdown":
-                out.write(json.dumps({"id": req.get("id"), "ok": True}) + "\n")
+                out.write(json.dumps({"id": req_id, "ok": True}) + "\n")
                 out.flush()
                 return 0
             elif op == "compile":
                 with tempfile.TemporaryDirectory(prefix="aoti_compile_") as workdir:
                     answer = compile_request(req, workdir)
             else:
-                answer = {"id": req.get("id"), "ok": False, "phase": "request",
+                answer = {"id": req_id, "ok": False, "phase": "request",
                           "error": {"type": "BadRequest", "message": f"unknown op {op!r}; expected compile, ping or shutdown"}}
         except Exception as e:  # a bad request must not end the server
-            answer = {"id": None, "ok": False, "phase": "request",
+            answer = {"id": req_id, "ok": False, "phase": "request",
                       "error": {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}}
         out.write(json.dumps(answer) + "\n")
         out.flush()

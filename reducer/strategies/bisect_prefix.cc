@@ -29,7 +29,7 @@ bool BisectPrefix(ReductionState& state) {
     bool fails = false;
     try {
       fails = state.Fails(Prefix(p, mid));
-    } catch (const std::exception& e) {
+    } catch (const EditRefused& e) {
       state.Progress("  prefix of " + std::to_string(mid) + " nodes cannot be built: " + e.what());
     }
     if (fails) hi = mid;

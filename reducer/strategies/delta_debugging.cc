@@ -30,7 +30,7 @@ bool DeltaDebugging(ReductionState& state) {
             progress = again = true;
             break;
           }
-        } catch (const std::exception& e) {
+        } catch (const EditRefused& e) {
           state.Progress("  window at " + std::to_string(start) + " cannot be cut: " + e.what());
         }
       }

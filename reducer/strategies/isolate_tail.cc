@@ -15,7 +15,7 @@ bool IsolateTail(ReductionState& state) {
       if (state.Try(KeepNodes(p, keep, OutputMode::kPreserve), "isolate_tail", "kept the last " + std::to_string(w) + " nodes")) {
         return true;
       }
-    } catch (const std::exception& e) {
+    } catch (const EditRefused& e) {
       state.Progress("  the last " + std::to_string(w) + " nodes cannot stand alone: " + e.what());
     }
   }

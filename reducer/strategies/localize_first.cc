@@ -16,25 +16,6 @@
 namespace aoti {
 namespace {
 
-Program ExposeIntermediates(const Program& p) {
-  Program out = p;
-  std::set<std::string> have;
-  for (const auto& s : out.output_specs) have.insert(s.value_name);
-  for (const auto& n : p.nodes) {
-    for (const auto& v : NodeOutputNames(n)) {
-      auto meta = p.tensor_values.find(v);
-      if (meta == p.tensor_values.end() || !c10::isFloatingType(meta->second.dtype) || have.count(v)) continue;
-      OutputSpecEntry e;
-      e.kind = OutputKind::kUserOutput;
-      e.arg = nlohmann::json{{"as_tensor", {{"name", v}}}};
-      e.value_name = v;
-      out.output_specs.push_back(std::move(e));
-      have.insert(v);
-    }
-  }
-  return RemoveUnusedInputs(EliminateDeadCode(out));
-}
-
 // Relevant: the nodes whose values reach a user output. Under the fp64 rule bool and
 // integer values are not judged, so an error is followed only along floating edges (a
 // wrong mask that cannot change the result is not the failure being reduced); under
@@ -79,15 +60,8 @@ bool LocalizeFirst(ReductionState& state) {
     state.Progress("  localize_first: the program with its intermediates exposed does not run (" + problem + ")");
     return false;
   }
-  std::map<std::string, at::Tensor> compiled_values;  // what the compiled program computed
-  // The compiled model returns the user outputs only; buffer mutations may come first in
-  // the output specs, so count user outputs, not specs.
-  size_t next = 0;
-  for (const auto& spec : exposed.output_specs) {
-    if (spec.kind != OutputKind::kUserOutput) continue;
-    if (next >= compiled.size()) break;
-    compiled_values[spec.value_name] = compiled[next++];
-  }
+  // What the compiled program computed, by value name.
+  const std::map<std::string, at::Tensor> compiled_values = UserOutputsByName(exposed, compiled);
   const ProgramState weights = LoadProgramState(oracle.original(), oracle.model());
   const Program& p = state.current();
   AccuracyOptions rule = oracle.check().accuracy;
@@ -99,7 +73,7 @@ bool LocalizeFirst(ReductionState& state) {
     Program alone;
     try {
       alone = KeepNodes(p, keep, OutputMode::kLast);
-    } catch (const std::exception&) {
+    } catch (const EditRefused&) {
       continue;
     }
     if (alone.output_specs.empty()) continue;
@@ -123,8 +97,8 @@ bool LocalizeFirst(ReductionState& state) {
       InterpreterOptions o64;
       o64.fp64 = true;
       fp64 = Interpreter(alone, weights, o64).RunTensors(inputs);
-    } catch (const std::exception&) {
-      continue;
+    } catch (const HarnessError&) {
+      continue;  // the node alone does not run in the interpreter: it cannot be judged alone
     }
     bool diverges = false;
     for (size_t k = 0; k < alone.output_specs.size() && k < eager.size(); ++k) {
@@ -145,7 +119,7 @@ bool LocalizeFirst(ReductionState& state) {
                           (radius ? " (with " + std::to_string(radius) + " neighbours each side)" : ""))) {
           return true;
         }
-      } catch (const std::exception&) {
+      } catch (const EditRefused&) {
       }
     }
     return false;  // the proposal did not hold: fall back to the search
