@@ -41,7 +41,9 @@ def _aoti_package_impl(ctx):
     ctx.actions.run(
         executable = ctx.file._python,
         arguments = [args],
-        inputs = [source, ctx.file._tool] + ctx.files.data + ctx.files.op_libraries,
+        # The build key (torch version, host CPU ISA, compiler) is an input so that a
+        # cache never serves a package built by another torch or for another host.
+        inputs = [source, ctx.file._tool, ctx.file._build_key] + ctx.files.data + ctx.files.op_libraries,
         outputs = [out],
         mnemonic = "AotiPackage",
         progress_message = "AOTI-packaging %s" % ctx.label,
@@ -68,6 +70,7 @@ aoti_package = rule(
         "seed": attr.int(default = 0, doc = "torch.manual_seed before make_model() and example_inputs()."),
         "_tool": attr.label(default = Label("//tools:package_model.py"), allow_single_file = True),
         "_python": attr.label(default = Label("@torch//:python"), allow_single_file = True),
+        "_build_key": attr.label(default = Label("@torch//:aoti_build_key.json"), allow_single_file = True),
     },
 )
 

@@ -1,7 +1,9 @@
 #include "harness/failing_case.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <mutex>
 
 #include <gtest/gtest.h>
@@ -24,6 +26,12 @@ std::vector<FailingCase>& Cases() {
   return *cases;
 }
 
+// How many failing cases each test has recorded so far.
+std::map<std::string, int>& CasesPerTest() {
+  static auto* counts = new std::map<std::string, int>();
+  return *counts;
+}
+
 }  // namespace
 
 std::string CurrentTestName() {
@@ -38,7 +46,14 @@ std::string RecordFailingCase(FailingCase c) {
     for (auto& ch : name) {
       if (ch == '/') ch = '_';
     }
-    const std::string dir = std::string(outputs) + "/aoti/" + name;
+    // The first failing check of a test writes aoti/<test>/; a second one in the same
+    // test aoti/<test>/2/, and so on, so no case overwrites another.
+    int n;
+    {
+      std::lock_guard<std::mutex> lock(Mutex());
+      n = ++CasesPerTest()[c.test_name];
+    }
+    const std::string dir = std::string(outputs) + "/aoti/" + name + (n > 1 ? "/" + std::to_string(n) : "");
     try {
       MakeDirs(dir + "/inputs");
       WriteTensorBundle(dir + "/inputs", c.inputs);
@@ -61,7 +76,12 @@ std::string RecordFailingCase(FailingCase c) {
           {"inductor_configs", nlohmann::json::parse(c.inductor_configs_json)},
           {"inputs", "inputs"},
       };
-      WriteTextFile(dir + "/case.json", j.dump(1));
+      // Written aside and moved into place: a test killed at its timeout leaves a whole
+      // case.json or none.
+      WriteTextFile(dir + "/case.json.partial", j.dump(1));
+      if (std::rename((dir + "/case.json.partial").c_str(), (dir + "/case.json").c_str()) != 0) {
+        throw HarnessError("cannot move case.json.partial into place");
+      }
       c.directory = dir;
     } catch (const std::exception& e) {
       std::cerr << "aoti_harness: could not write the failing case to " << dir << ": " << e.what() << "\n";

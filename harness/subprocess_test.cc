@@ -11,10 +11,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
+
+#include "harness/errors.h"
 
 namespace aoti {
 namespace {
@@ -158,6 +162,46 @@ TEST(Subprocess, TimeoutKillsTheWholeGroup) {
   for (int i = 0; i < 100 && ::kill(grandchild, 0) == 0; ++i) ::usleep(20000);
   EXPECT_NE(::kill(grandchild, 0), 0) << "the grandchild survived the timeout";
   EXPECT_NE(::kill(-group, 0), 0) << "the process group survived the timeout";
+}
+
+// PR_SET_PDEATHSIG follows the thread that forked: a child started from a worker thread
+// must outlive that thread (every fork happens on the spawner thread).
+TEST(Subprocess, AChildOutlivesTheThreadThatStartedIt) {
+  std::unique_ptr<Subprocess> child;
+  std::thread starter([&] { child = std::make_unique<Subprocess>(Subprocess::Options{{"/bin/sleep", "30"}, {}}); });
+  starter.join();
+  ::usleep(300000);  // the signal, if any, would have arrived by now
+  int status = 0;
+  EXPECT_EQ(::waitpid(child->pid(), &status, WNOHANG), 0) << "the child died with the thread that started it";
+  EXPECT_TRUE(child->running());
+  child->Kill();
+}
+
+// An extra descriptor reaches the child under the number asked for (a dedicated answer pipe).
+TEST(Subprocess, PassesExtraDescriptors) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  Subprocess::Options o;
+  o.argv = {"/bin/sh", "-c", "echo answer >&3"};
+  o.extra_fds = {{p[1], 3}};
+  int status = 0;
+  {
+    Subprocess child(o);
+    ::close(p[1]);
+    EXPECT_TRUE(child.Wait(30, &status));
+  }
+  char buf[64] = {};
+  const ssize_t n = ::read(p[0], buf, sizeof(buf) - 1);
+  ::close(p[0]);
+  EXPECT_EQ(std::string(buf, n > 0 ? n : 0), "answer\n");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(Subprocess, RefusesAnExtraDescriptorOverStdio) {
+  Subprocess::Options o;
+  o.argv = {"/bin/true"};
+  o.extra_fds = {{0, 1}};
+  EXPECT_THROW(Subprocess child(o), HarnessError);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "harness/tensor_bundle.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -18,9 +20,15 @@ std::string ReadTextFile(const std::string& path) {
 }
 
 void WriteTextFile(const std::string& path, const std::string& text) {
+  errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out) throw HarnessError(path + ": cannot be written");
+  out.close();
+  if (!out) {
+    const int err = errno;
+    throw HarnessError(path + ": cannot be written (" + std::to_string(text.size()) + " bytes)" +
+                       (err ? std::string(": ") + std::strerror(err) : ""));
+  }
 }
 
 void WriteTensorBundle(const std::string& dir, const std::vector<at::Tensor>& tensors) {

@@ -1,10 +1,17 @@
 #include "reducer/artifacts.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
@@ -18,6 +25,7 @@ namespace aoti {
 namespace {
 
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 std::string ArgText(const json& arg) {
   if (!arg.is_object() || arg.size() != 1) return arg.dump();
@@ -232,17 +240,23 @@ static std::string WithReproPath(std::string message, const std::string& archive
   return message;
 }
 
-void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
-                    const std::string& out_dir) {
+namespace {
+
+// WriteArtifactSet writes the whole set into `out_dir`, or, when `full` is false, the
+// essentials only (no checkpoints, no copy of the original: case.json then points at
+// the original where it is), with report.md and summary.json saying what was left out
+// and why (`not_written`).
+void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
+                      const std::string& out_dir, bool full, const std::vector<std::string>& not_written) {
   MakeDirs(out_dir + "/checkpoints");
-  CopyFile(spec.package, out_dir + "/original.pt2");
+  if (full) CopyFile(spec.package, out_dir + "/original.pt2");
   auto original = Pt2Archive::Open(spec.package);
   if (!spec.inputs.empty()) {
     MakeDirs(out_dir + "/original_inputs");
     WriteTensorBundle(out_dir + "/original_inputs", spec.inputs);
   }
   json case_json = {{"format", "aoti_harness.case/1"},
-                    {"package", "original.pt2"},
+                    {"package", full ? std::string("original.pt2") : fs::absolute(spec.package).string()},
                     {"model", spec.model},
                     {"failure_class", r.failure_class},
                     {"check_str", options.check_str},
@@ -253,7 +267,7 @@ void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceO
   WriteAtomically(out_dir + "/case.json", case_json.dump(1));
   if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
   for (const auto& [nodes, archive] : r.checkpoints) {
-    if (!archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
+    if (full && !archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
   }
   const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
   WriteAtomically(out_dir + "/repro.py", ReproPy(r, spec, options, env));
@@ -315,6 +329,11 @@ void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceO
   for (size_t i = 0; i < r.strategies.size(); ++i) md << (i ? ", " : "") << "`" << r.strategies[i] << "`";
   md << "\n\n| strategy | what | nodes |\n| --- | --- | --- |\n";
   for (const auto& e : r.log) md << "| " << e.strategy << " | " << e.what << " | " << e.nodes_before << " -> " << e.nodes_after << " |\n";
+  if (!not_written.empty()) {
+    md << "\n## Not written\n\nThe full set of artifacts could not be written, so this directory holds the "
+          "essentials only (no checkpoints, no copy of the original):\n\n";
+    for (const auto& w : not_written) md << "- " << w << "\n";
+  }
   WriteAtomically(out_dir + "/report.md", md.str());
   // summary.json: the same figures for machines (CI, scripts).
   json ops = json::array();
@@ -328,8 +347,66 @@ void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceO
                         {"seconds", r.seconds},
                         {"final_recheck_failed_again", r.final_recheck_failed_again},
                         {"budget_exhausted", r.budget_exhausted},
-                        {"strategies", r.strategies}};
+                        {"strategies", r.strategies},
+                        {"not_written", not_written}};
   WriteAtomically(out_dir + "/summary.json", summary.dump(1) + "\n");
+}
+
+// ReplaceDirectory puts `staging` where `out_dir` is, in one step when the kernel can
+// (renameat2 RENAME_EXCHANGE), keeping this run's compile server log from the old one.
+void ReplaceDirectory(const std::string& staging, const std::string& out_dir) {
+  std::error_code ec;
+  const fs::path log = fs::path(out_dir) / "compile_server.log";
+  if (fs::exists(log, ec) && !fs::exists(fs::path(staging) / "compile_server.log", ec)) {
+    fs::rename(log, fs::path(staging) / "compile_server.log", ec);
+  }
+  if (!fs::exists(out_dir, ec)) {
+    if (fs::path(out_dir).has_parent_path()) fs::create_directories(fs::path(out_dir).parent_path(), ec);
+    if (std::rename(staging.c_str(), out_dir.c_str()) != 0) {
+      throw HarnessError("cannot move " + staging + " to " + out_dir + ": " + std::strerror(errno));
+    }
+    return;
+  }
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, out_dir.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(staging, ec);  // now the old set
+    return;
+  }
+  // No atomic exchange on this file system: move the old set aside first.
+  const std::string old = out_dir + ".old";
+  fs::remove_all(old, ec);
+  if (std::rename(out_dir.c_str(), old.c_str()) != 0 || std::rename(staging.c_str(), out_dir.c_str()) != 0) {
+    throw HarnessError("cannot move " + staging + " to " + out_dir + ": " + std::strerror(errno));
+  }
+  fs::remove_all(old, ec);
+}
+
+}  // namespace
+
+void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
+                    const std::string& out_dir) {
+  // The set is written aside and moved into place whole: a disk that fills, or a test
+  // killed at its timeout, never leaves a mix of an earlier repro and a partial new one.
+  const std::string staging = out_dir + ".partial";
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  try {
+    WriteArtifactSet(r, spec, options, staging, /*full=*/true, {});
+  } catch (const std::exception& full_error) {
+    fs::remove_all(staging, ec);
+    const std::vector<std::string> not_written = {
+        std::string("the full set (checkpoints/, original.pt2): ") + full_error.what()};
+    LOG(WARNING) << "aoti_reduce: " << not_written[0] << "; writing the essentials only";
+    try {
+      WriteArtifactSet(r, spec, options, staging, /*full=*/false, not_written);
+    } catch (const std::exception& e) {
+      fs::remove_all(staging, ec);
+      throw HarnessError("the repro could not be written to " + out_dir + " (" + e.what() + "; before that: " +
+                         full_error.what() + "); " +
+                         (fs::exists(fs::path(out_dir) / "report.md", ec) ? "the earlier repro there is left as it was"
+                                                                         : "nothing was written"));
+    }
+  }
+  ReplaceDirectory(staging, out_dir);
 }
 
 }  // namespace aoti

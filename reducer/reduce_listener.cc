@@ -1,5 +1,7 @@
 #include "reducer/reduce_listener.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 
@@ -34,10 +36,15 @@ DEFINE_int32(aoti_repro_level, EnvInt("AOTINDUCTOR_REPRO_LEVEL", 2),
              "Env: AOTINDUCTOR_REPRO_LEVEL.");
 DEFINE_string(aoti_python, "", "Python with torch for the compile server (default: $AOTI_PYTHON).");
 DEFINE_string(aoti_compile_server, "", "tools/compile_server.py (set by aoti_model_test).");
-DEFINE_double(aoti_reduce_time_budget_s, 0, "Time budget of each reduction in a test (0: none).");
+DEFINE_double(aoti_reduce_time_budget_s, 0,
+              "Time budget of each reduction in a test (0: what is left of Bazel's TEST_TIMEOUT, less a margin; "
+              "no budget outside Bazel).");
 
 namespace aoti {
 namespace {
+
+// When this test binary started, near enough (this file's statics are set at load).
+const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
 
 bool Wanted(const std::string& failure_class) {
   if (failure_class == "preflight" || failure_class == "harness error") return false;
@@ -60,6 +67,17 @@ void Annotate(const std::string& test, const std::string& text) {
 }
 
 }  // namespace
+
+double ReductionBudgetSeconds(double flag_s, const char* test_timeout, double elapsed_s) {
+  if (flag_s > 0) return flag_s;
+  if (!test_timeout || !*test_timeout) return 0;
+  char* end = nullptr;
+  const double timeout = std::strtod(test_timeout, &end);
+  if (end == test_timeout || *end != '\0' || !(timeout > 0)) return 0;
+  const double margin = std::max(30.0, 0.1 * timeout);
+  const double left = timeout - elapsed_s - margin;
+  return left > 0 ? left : -1;
+}
 
 void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
   std::vector<FailingCase> cases = TakeFailingCases();
@@ -91,7 +109,20 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       server.op_libraries = spec.check.runner.op_libraries;
       server.env_pass_through = spec.check.runner.env_pass_through;
       ReduceOptions options;
-      options.time_budget_s = FLAGS_aoti_reduce_time_budget_s;
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
+      options.time_budget_s =
+          ReductionBudgetSeconds(FLAGS_aoti_reduce_time_budget_s, std::getenv("TEST_TIMEOUT"), elapsed);
+      if (options.time_budget_s < 0) {
+        throw HarnessError("no time is left in this test's TEST_TIMEOUT (" + std::string(std::getenv("TEST_TIMEOUT")) +
+                           " s) to reduce; the case is in " + where + ": run aoti_reduce minify --case_dir=" + where +
+                           ", or give the test a longer timeout");
+      }
+      if (options.time_budget_s > 0) {
+        // No single compile may outlast the budget either.
+        server.timeout_s = std::min(server.timeout_s, std::max(30.0, options.time_budget_s));
+        std::cerr << "[aoti] time budget: " << static_cast<int>(options.time_budget_s) << " s"
+                  << (FLAGS_aoti_reduce_time_budget_s > 0 ? "" : " (what TEST_TIMEOUT leaves, less a margin)") << "\n";
+      }
       CompileClient client(server);
       TempDir work("aoti_reduce");
       const ReduceResult r = Reduce(spec, options, &client, work.path(),

@@ -1,9 +1,13 @@
 // EXPECT_AOTI_MATCHES_EAGER, one test per cause: each healthy model passes, and each
 // planted problem fails for the right reason with the right words.
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <ATen/ops/equal.h>
 #include <ATen/ops/randn.h>
@@ -169,12 +173,35 @@ TEST(Isolation, SegfaultInACustomOpIsReportedAndTheTestSurvives) {
   EXPECT_THAT(r.message, HasSubstr("died of SIGSEGV (Segmentation fault)"));
 }
 
-TEST(Isolation, TimeoutKillsTheChild) {
+// Processes (other than this one) whose environment holds `entry`.
+int ProcessesWithEnvironment(const std::string& entry) {
+  int found = 0;
+  for (const auto& p : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = p.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || name == std::to_string(::getpid())) continue;
+    std::ifstream in(p.path() / "environ", std::ios::binary);
+    const std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (env.find(entry + '\0') != std::string::npos || env.find('\0' + entry) != std::string::npos) ++found;
+  }
+  return found;
+}
+
+// A kernel that never returns (aoti_test::null_deref with AOTI_TEST_HANG=1): the runner
+// is killed at the timeout, with its whole process group, and leaves nothing behind.
+TEST(Isolation, TimeoutKillsAHungModel) {
+  const int extracted_before = ExtractedPackageDirs();
+  ::setenv("AOTI_TEST_HANG", "1", 1);  // in the child only: eager never runs the op here
   CheckOptions options = CheckOptionsFromFlags();
-  options.runner.timeout_s = 0.001;
-  const CheckReport r = CheckAotiMatchesEager(FLAGS_healthy_fp32, nullptr, options);
-  EXPECT_EQ(r.failure_class, "timeout");
+  options.runner.timeout_s = 8;
+  const auto start = std::chrono::steady_clock::now();
+  const CheckReport r = CheckAotiMatchesEager(FLAGS_crash_op, nullptr, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::unsetenv("AOTI_TEST_HANG");
+  EXPECT_EQ(r.failure_class, "timeout") << r.message;
   EXPECT_THAT(r.message, HasSubstr("ran past the timeout"));
+  EXPECT_LT(seconds, 60) << "the check waited on the hung child";
+  EXPECT_EQ(ProcessesWithEnvironment("AOTI_TEST_HANG=1"), 0) << "a hung runner survived";
+  EXPECT_EQ(ExtractedPackageDirs(), extracted_before) << "the killed child left its extracted package behind";
 }
 
 TEST(FailingCases, AreRecordedForTheReducer) {
@@ -190,6 +217,23 @@ TEST(FailingCases, AreRecordedForTheReducer) {
     struct stat st {};
     EXPECT_EQ(::stat((cases[0].directory + "/case.json").c_str(), &st), 0) << cases[0].directory;
     EXPECT_EQ(::stat((cases[0].directory + "/inputs/manifest.json").c_str(), &st), 0);
+  }
+}
+
+// Two failing checks in one test: two case directories, neither overwriting the other.
+TEST(FailingCases, SeveralInOneTestGetTheirOwnDirectories) {
+  if (!std::getenv("TEST_UNDECLARED_OUTPUTS_DIR")) GTEST_SKIP() << "needs Bazel's test outputs";
+  TakeFailingCases();
+  EXPECT_FALSE(AotiMatchesEager(FLAGS_relu_accuracy));
+  EXPECT_FALSE(AotiMatchesEager(FLAGS_relu_runtime_error));
+  const auto cases = TakeFailingCases();
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_NE(cases[0].directory, cases[1].directory);
+  EXPECT_EQ(cases[1].directory, cases[0].directory + "/2");
+  for (const auto& c : cases) {
+    std::ifstream in(c.directory + "/case.json");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_THAT(text, HasSubstr("\"failure_class\": \"" + c.failure_class + "\"")) << c.directory;
   }
 }
 

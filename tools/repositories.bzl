@@ -68,11 +68,31 @@ def _torch_repository_impl(rctx):
         "PYTHON = %r" % info["python"],
         "",
     ]))
+    # What an AOTI package depends on besides its sources: the torch build, the host's
+    # CPU ISA (AOTI compiles for the host's vector extensions) and the C++ compiler. An
+    # input of every aoti_package action, so a disk or remote cache never serves a
+    # package built for another torch, another host ISA or another compiler.
+    cpu_flags = []
+    cpuinfo = rctx.execute(["cat", "/proc/cpuinfo"], quiet = True)
+    for line in cpuinfo.stdout.splitlines():
+        if line.startswith("flags"):
+            have = line.split(":", 1)[1].split()
+            cpu_flags = sorted([f for f in have if f.startswith("avx") or f.startswith("amx") or f in ["sse4_2", "fma", "f16c"]])
+            break
+    cxx = rctx.os.environ.get("CXX", "g++")
+    cxx_version = rctx.execute([cxx, "--version"], quiet = True).stdout.splitlines()
+    rctx.file("aoti_build_key.json", json.encode_indent({
+        "torch_version": info["version"],
+        "torch_git_version": info["git_version"],
+        "torch_cuda_version": info["cuda"],
+        "cpu_isa_flags": cpu_flags,
+        "cxx": cxx_version[0] if cxx_version else "unknown",
+    }) + "\n")
     abi = "1" if info["cxx11_abi"] else "0"
     rctx.file("BUILD.bazel", """
 package(default_visibility = ["//visibility:public"])
 
-exports_files(["python", "torch_info.bzl"])
+exports_files(["python", "torch_info.bzl", "aoti_build_key.json"])
 
 # libtorch from the torch wheel. The shared libraries are linked by absolute path with an
 # absolute rpath, so binaries run from bazel-bin or by hand without LD_LIBRARY_PATH, and
@@ -102,7 +122,7 @@ filegroup(
 
 torch_repository = repository_rule(
     implementation = _torch_repository_impl,
-    environ = ["AOTI_PYTHON", "HOME", "XDG_CACHE_HOME"],
+    environ = ["AOTI_PYTHON", "CXX", "HOME", "XDG_CACHE_HOME"],
     local = True,
     doc = "libtorch and the Python interpreter from the project's torch install.",
 )

@@ -5,12 +5,16 @@
 //                                                          (SIGSEGV) when the environment
 //                                                          has AOTI_TEST_NULL_DEREF=1; else
 //                                                          returns a copy (so the model can
-//                                                          be exported)
+//                                                          be exported); with
+//                                                          AOTI_TEST_HANG=1 it never returns
+//                                                          (a hung kernel, for timeouts)
 // Built twice: as a cc_library linked into C++ tests (the interpreter resolves the ops
 // through the dispatcher) and as a shared library loaded into Python for export and into
 // the isolated runner.
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/empty_like.h>
@@ -29,6 +33,10 @@ at::Tensor NullDeref(const at::Tensor& x) {
   if (armed && std::string(armed) == "1") {
     volatile int* null = nullptr;
     *null = 1;  // deliberate: the test that a crashing op is an outcome, not the end
+  }
+  const char* hang = std::getenv("AOTI_TEST_HANG");
+  if (hang && std::string(hang) == "1") {
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(60));  // deliberate: a hung op
   }
   return x.clone();
 }
