@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include <glog/logging.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -63,7 +64,7 @@ std::string RecordFailingCase(FailingCase c) {
         WriteTextFile(dir + "/original.pt2", ReadTextFile(c.package));
         package = "original.pt2";
       } catch (const std::exception& e) {
-        std::cerr << "aoti_harness: could not copy " << c.package << " into the case: " << e.what() << "\n";
+        LOG(WARNING) << "could not copy " << c.package << " into the case: " << e.what();
       }
       nlohmann::json j = {
           {"format", "aoti_harness.case/1"},
@@ -84,7 +85,7 @@ std::string RecordFailingCase(FailingCase c) {
       }
       c.directory = dir;
     } catch (const std::exception& e) {
-      std::cerr << "aoti_harness: could not write the failing case to " << dir << ": " << e.what() << "\n";
+      LOG(WARNING) << "could not write the failing case to " << dir << ": " << e.what();
     }
   }
   const std::string directory = c.directory;

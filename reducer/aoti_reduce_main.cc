@@ -15,14 +15,17 @@
 #include <sstream>
 
 #include <gflags/gflags.h>
+#include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
 #include "harness/flags.h"
+#include "harness/logging.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
 #include "matchers/aoti_matches_eager.h"
 #include "reducer/artifacts.h"
+#include "reducer/case_file.h"
 #include "reducer/reducer.h"
 #include "reducer/strategies/strategy.h"
 
@@ -66,16 +69,15 @@ int Main(int argc, char** argv) {
   aoti::ReduceOptions options;
   std::string package = FLAGS_package, inputs_dir = FLAGS_inputs;
   if (!FLAGS_case_dir.empty()) {
-    const auto c = nlohmann::json::parse(aoti::ReadTextFile(FLAGS_case_dir + "/case.json"));
-    package = c.value("package", "");
-    if (!package.empty() && package[0] != '/') package = FLAGS_case_dir + "/" + package;
-    if (c.contains("inputs")) inputs_dir = FLAGS_case_dir + "/" + c.at("inputs").get<std::string>();
-    spec.failure_class = c.value("failure_class", "");
-    options.check_str = c.value("check_str", "");
-    if (c.contains("accuracy")) {
-      spec.check.accuracy.mode = c.at("accuracy").value("mode", "fp64") == "strict" ? aoti::AccuracyMode::kStrict
-                                                                                     : aoti::AccuracyMode::kFp64Rmse;
-      spec.check.accuracy.tol = c.at("accuracy").value("tolerance", 1e-3);
+    const aoti::CaseFile c =
+        aoti::ParseCaseFile(aoti::ReadTextFile(FLAGS_case_dir + "/case.json"), FLAGS_case_dir);
+    package = c.package;
+    if (!c.inputs_dir.empty()) inputs_dir = c.inputs_dir;
+    spec.failure_class = c.failure_class;
+    options.check_str = c.check_str;
+    if (c.has_accuracy) {
+      spec.check.accuracy.mode = c.strict ? aoti::AccuracyMode::kStrict : aoti::AccuracyMode::kFp64Rmse;
+      spec.check.accuracy.tol = c.tolerance;
     }
   }
   if (package.empty()) throw aoti::HarnessError("--package (or --case_dir) is required: the failing .pt2");
@@ -122,7 +124,7 @@ int Main(int argc, char** argv) {
   aoti::CompileClient client(server);
   aoti::TempDir work("aoti_reduce");
   const aoti::ReduceResult r = aoti::Reduce(spec, options, &client, work.path(),
-                                            [](const std::string& line) { std::cerr << "[aoti_reduce] " << line << "\n"; });
+                                            [](const std::string& line) { LOG(INFO) << "reduce: " << line; });
   aoti::WriteArtifacts(r, spec, options, out);
   std::cout << "reduced " << r.failure_class << " from " << r.nodes_before << " to " << r.nodes_after << " nodes with "
             << r.compiles << " compiles (" << r.cache_hits << " cache hits) in " << r.seconds << " s\n"
@@ -135,14 +137,18 @@ int Main(int argc, char** argv) {
 int main(int argc, char** argv) {
   gflags::SetUsageMessage("aoti_reduce run|minify --package P [options]");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  aoti::InitLogging(argv[0]);
   try {
     return Main(argc, argv);
+  } catch (const aoti::ReducerError& e) {  // before HarnessError, which it extends
+    LOG(ERROR) << e.what();
+    return 3;
   } catch (const aoti::HarnessError& e) {
-    std::cerr << "aoti_reduce: " << e.what() << "\n";
+    LOG(ERROR) << e.what();
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "aoti_reduce failed (a problem in the reducer, not in your model): " << e.what()
-              << "\nPlease report it with the case directory and this message.\n";
+    LOG(ERROR) << "aoti_reduce failed (a problem in the reducer, not in your model): " << e.what()
+               << "\nPlease report it with the case directory and this message.";
     return 3;
   }
 }

@@ -395,7 +395,7 @@ void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceO
     fs::remove_all(staging, ec);
     const std::vector<std::string> not_written = {
         std::string("the full set (checkpoints/, original.pt2): ") + full_error.what()};
-    LOG(WARNING) << "aoti_reduce: " << not_written[0] << "; writing the essentials only";
+    LOG(WARNING) << not_written[0] << "; writing the essentials only";
     try {
       WriteArtifactSet(r, spec, options, staging, /*full=*/false, not_written);
     } catch (const std::exception& e) {

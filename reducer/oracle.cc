@@ -72,7 +72,7 @@ Verdict Oracle::Test(const Program& candidate) {
   if (c.phase == "server") {
     // The server died or spoke nonsense; the client restarts it. One more try before
     // this candidate is called "not failing" on account of the server.
-    LOG(WARNING) << "aoti_reduce: " << c.message << "; restarting the compile server and trying the candidate again";
+    LOG(WARNING) << c.message << "; restarting the compile server and trying the candidate again";
     c = Compile(candidate, key);
   }
   const std::string compiled_path = c.out;

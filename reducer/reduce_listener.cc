@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include <gflags/gflags.h>
+#include <glog/logging.h>
 
 #include "harness/failing_case.h"
 #include "harness/tensor_bundle.h"
@@ -88,8 +89,8 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
     if (!Wanted(c.failure_class)) continue;
     const std::string where = c.directory.empty() ? std::string("aoti_repro_") + info.name() : c.directory;
     const std::string out = where + "/repro";
-    std::cerr << "[aoti] reducing the " << c.failure_class << " failure of " << c.test_name << " into " << out
-              << " (AOTINDUCTOR_REPRO_LEVEL=" << FLAGS_aoti_repro_level << ")\n";
+    LOG(INFO) << "reducing the " << c.failure_class << " failure of " << c.test_name << " into " << out
+              << " (AOTINDUCTOR_REPRO_LEVEL=" << FLAGS_aoti_repro_level << ")";
     try {
       if (python.empty() || FLAGS_aoti_compile_server.empty()) {
         throw HarnessError("the compile server is not configured (--aoti_python, --aoti_compile_server); "
@@ -120,21 +121,21 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       if (options.time_budget_s > 0) {
         // No single compile may outlast the budget either.
         server.timeout_s = std::min(server.timeout_s, std::max(30.0, options.time_budget_s));
-        std::cerr << "[aoti] time budget: " << static_cast<int>(options.time_budget_s) << " s"
-                  << (FLAGS_aoti_reduce_time_budget_s > 0 ? "" : " (what TEST_TIMEOUT leaves, less a margin)") << "\n";
+        LOG(INFO) << "time budget: " << static_cast<int>(options.time_budget_s) << " s"
+                  << (FLAGS_aoti_reduce_time_budget_s > 0 ? "" : " (what TEST_TIMEOUT leaves, less a margin)");
       }
       CompileClient client(server);
       TempDir work("aoti_reduce");
       const ReduceResult r = Reduce(spec, options, &client, work.path(),
-                                    [](const std::string& line) { std::cerr << "[aoti_reduce] " << line << "\n"; });
+                                    [](const std::string& line) { LOG(INFO) << "reduce: " << line; });
       WriteArtifacts(r, spec, options, out);
       const std::string summary = c.test_name + ": " + r.failure_class + " reduced from " + std::to_string(r.nodes_before) +
                                   " to " + std::to_string(r.nodes_after) + " nodes (" + std::to_string(r.compiles) +
                                   " compiles); repro: " + out + " (python repro.py; bazel test :repro_test)";
-      std::cerr << "[aoti] " << summary << "\n" << FormatGraph(r.minimal);
+      LOG(INFO) << summary << "\n" << FormatGraph(r.minimal);
       Annotate(c.test_name, summary + "\n" + FormatGraph(r.minimal));
     } catch (const std::exception& e) {
-      std::cerr << "[aoti] could not reduce " << c.test_name << ": " << e.what() << "\n";
+      LOG(ERROR) << "could not reduce " << c.test_name << ": " << e.what();
       Annotate(c.test_name, c.test_name + ": the reduction failed: " + e.what());
     }
   }

@@ -3,7 +3,7 @@
 #
 # Idempotent and quick when everything is present: it checks before it installs.
 #   - Debian packages: Bazel 4.2.3 (bazel-bootstrap) and its offline rule sets,
-#     GoogleTest/GoogleMock, gflags, glog, nlohmann-json.
+#     GoogleTest/GoogleMock, gflags, glog, nlohmann-json, clang (the fuzzers).
 #   - A virtualenv at $AOTI_VENV (default: ~/.cache/aoti_harness/venv) with torch==2.13.0
 #     and transformers==5.23.0 (the real-model corpus; nothing is downloaded from a hub).
 #     It lives outside the checkout so that every clone shares it, and Bazel's disk cache
@@ -16,8 +16,9 @@ VENV="${AOTI_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/venv}"
 TORCH_VERSION="2.13.0"
 # The real-model corpus (testdata/real) builds small random transformers models.
 TRANSFORMERS_VERSION="5.23.0"
+# clang and its runtimes: the reader fuzzers (libFuzzer, ASan, UBSan; tools/fuzz.sh).
 APT_PACKAGES=(bazel-bootstrap bazel-platforms bazel-rules-java libgtest-dev libgmock-dev
-              libgflags-dev libgoogle-glog-dev nlohmann-json3-dev zip unzip)
+              libgflags-dev libgoogle-glog-dev nlohmann-json3-dev zip unzip clang libclang-rt-14-dev)
 
 log() { echo "[setup] $*" >&2; }
 die() { echo "[setup] ERROR: $*" >&2; exit 1; }

@@ -27,6 +27,7 @@
 
 #include "harness/errors.h"
 #include "harness/interpreter.h"
+#include "harness/logging.h"
 #include "harness/program.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_bundle.h"
@@ -84,8 +85,7 @@ std::string Difference(const at::Tensor& got, const at::Tensor& want) {
 int main(int argc, char** argv) {
   gflags::SetUsageMessage("interpreter_fuzz_check --dir DIR: the interpreter against Python on fuzz programs");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
-  FLAGS_logtostderr = true;
+  aoti::InitLogging(argv[0]);
   if (FLAGS_dir.empty() || !fs::is_directory(FLAGS_dir)) {
     std::cerr << "--dir '" << FLAGS_dir << "': expected the directory gen_programs.py wrote\n";
     return 2;

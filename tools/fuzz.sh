@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# fuzz.sh: runs the reader fuzzers (fuzz/) under libFuzzer, ASan and UBSan, seeded from
+# the corpus, and prints a table: target, executions, seconds, crashes.
+#
+#   bash tools/fuzz.sh [--seconds N | --runs N] [TARGET ...]
+#
+# --seconds N: each target runs N seconds (default 30, the CI smoke test).
+# --runs N:    each target runs N executions (the note's figure: --runs 1000000).
+# TARGET: pt2_archive, program_json, package_manifest, case_file, raw_tensor (default: all).
+# Everything goes to $AOTI_FUZZ_OUT (default $TMPDIR/aoti_fuzz): per target its seeds,
+# the corpus libFuzzer grows, the log, and any crashing input (crash-*, leak-*, ...).
+# Exit status 1 when any target crashed; the table names the input to replay it with.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
+cd "$AOTI_ROOT"
+
+ALL=(pt2_archive program_json package_manifest case_file raw_tensor)
+limit=(-max_total_time=30)
+limit_text="30 s each"
+targets=()
+while (($#)); do
+  case "$1" in
+    --seconds) limit=(-max_total_time="$2"); limit_text="$2 s each"; shift 2 ;;
+    --runs) limit=(-runs="$2"); limit_text="$2 executions each"; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *)
+      if [[ " ${ALL[*]} " != *" $1 "* ]]; then
+        echo "fuzz.sh: unknown target '$1'; expected one of: ${ALL[*]}" >&2
+        exit 2
+      fi
+      targets+=("$1"); shift ;;
+  esac
+done
+((${#targets[@]})) || targets=("${ALL[@]}")
+command -v clang >/dev/null || { echo "fuzz.sh: clang is missing; run bash tools/setup.sh" >&2; exit 2; }
+
+out="${AOTI_FUZZ_OUT:-${TMPDIR:-/tmp}/aoti_fuzz}"
+mkdir -p "$out"
+echo "[fuzz] seeds from the corpus" >&2
+bazel_cmd build //testdata/corpus //testdata:mlp >"$out/seed_build.log" 2>&1 \
+  || { tail -20 "$out/seed_build.log"; exit 1; }
+corpus_dir="$(bazel info bazel-bin 2>/dev/null)/testdata"
+"$AOTI_PYTHON" - "$out" "$corpus_dir" <<'PY'
+import glob, json, os, sys, zipfile
+out, bin_dir = sys.argv[1], sys.argv[2]
+archives = sorted(glob.glob(os.path.join(bin_dir, "corpus", "*.pt2")))
+archives = [a for a in archives if not a.endswith("_aoti.pt2")] + [os.path.join(bin_dir, "mlp.pt2")]
+def seed(target, name, data):
+    d = os.path.join(out, target, "seeds")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+for a in archives:
+    stem = os.path.basename(a)[:-4]
+    if os.path.getsize(a) < 200_000:
+        seed("pt2_archive", stem + ".pt2", open(a, "rb").read())
+    with zipfile.ZipFile(a) as z:
+        names = z.namelist()
+        model = next((n for n in names if n.endswith("/models/model.json")), None)
+        manifest = next((n for n in names if n.endswith("extra/aoti_harness/package.json")), None)
+        if model:
+            seed("program_json", stem + ".json", z.read(model))
+        if manifest:
+            m = json.loads(z.read(manifest))
+            seed("package_manifest", stem + ".json", z.read(manifest))
+            for rec in m.get("inputs", [])[:2]:
+                data = z.read(next(n for n in names if n.endswith("aoti_harness/" + rec["file"])))
+                if len(data) <= 8192:
+                    seed("raw_tensor", f"{stem}_{rec['name']}", json.dumps(rec).encode() + b"\n" + data)
+for k, case in enumerate([
+        {"format": "aoti_harness.case/1", "test": "AotiModel.CompiledMatchesEager", "package": "original.pt2",
+         "model": "model", "failure_class": "accuracy", "message": "output 0 differs",
+         "accuracy": {"mode": "fp64", "tolerance": 0.001}, "inductor_configs": {}, "inputs": "inputs"},
+        {"format": "aoti_harness.case/1", "package": "/abs/original.pt2", "failure_class": "compile error",
+         "check_str": "error:", "accuracy": {"mode": "strict", "tolerance": 0.0001}},
+        {"package": "p.pt2"}]):
+    seed("case_file", f"case_{k}.json", json.dumps(case, indent=1))
+PY
+
+echo "[fuzz] building the fuzzers (clang, libFuzzer, ASan, UBSan)" >&2
+bazel_cmd build --config=fuzz $(printf ' //fuzz:%s_fuzzer' "${targets[@]}") >"$out/fuzz_build.log" 2>&1 \
+  || { tail -30 "$out/fuzz_build.log"; exit 1; }
+fuzz_bin="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
+
+status=0
+rows=()
+for t in "${targets[@]}"; do
+  dir="$out/$t"
+  mkdir -p "$dir/corpus" "$dir/crashes"
+  echo "[fuzz] $t: $limit_text" >&2
+  set +e
+  ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1" UBSAN_OPTIONS="print_stacktrace=1" \
+    "$fuzz_bin/${t}_fuzzer" "${limit[@]}" -rss_limit_mb=4096 -max_len=65536 -timeout=30 \
+    -artifact_prefix="$dir/crashes/" -print_final_stats=1 "$dir/corpus" "$dir/seeds" >"$dir/log.txt" 2>&1
+  rc=$?
+  set -e
+  runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log.txt" | grep -o '[0-9]*$' | tail -1)"
+  secs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$dir/log.txt" | grep -o 'in [0-9]*' | grep -o '[0-9]*' | tail -1)"
+  crashes="$(find "$dir/crashes" -type f | wc -l)"
+  if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+    status=1
+    first="$(find "$dir/crashes" -type f | head -1)"
+    rows+=("| $t | ${runs:-?} | ${secs:-?} | $crashes (exit $rc) | ${first:-see $dir/log.txt} |")
+  else
+    rows+=("| $t | ${runs:-?} | ${secs:-?} | 0 | |")
+  fi
+done
+echo
+echo "| target | executions | seconds | crashes | input |"
+echo "| --- | --- | --- | --- | --- |"
+printf '%s\n' "${rows[@]}"
+echo
+echo "[fuzz] logs, corpora and crashing inputs: $out/<target>/" >&2
+exit "$status"
