@@ -1,9 +1,12 @@
+// Debian's glog 0.6 is built with custom prefixes but its header declares them only
+// under this macro; defined here, before any glog header, for this file alone.
+#define GLOG_CUSTOM_PREFIX_SUPPORT 1
+#include <glog/logging.h>
+
 #include "harness/logging.h"
 
 #include <cstring>
 #include <ostream>
-
-#include <glog/logging.h>
 
 namespace aoti {
 namespace {

@@ -76,7 +76,7 @@ def _torch_repository_impl(rctx):
     cpuinfo = rctx.execute(["cat", "/proc/cpuinfo"], quiet = True)
     for line in cpuinfo.stdout.splitlines():
         if line.startswith("flags"):
-            have = line.split(":", 1)[1].split()
+            have = [f for f in line.split(":", 1)[1].replace("\t", " ").split(" ") if f]
             cpu_flags = sorted([f for f in have if f.startswith("avx") or f.startswith("amx") or f in ["sse4_2", "fma", "f16c"]])
             break
     cxx = rctx.os.environ.get("CXX", "g++")
