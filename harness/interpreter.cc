@@ -17,6 +17,7 @@
 #include <c10/util/Exception.h>
 
 #include "harness/errors.h"
+#include "harness/json_util.h"
 #include "harness/tensor_io.h"
 
 namespace aoti {
@@ -105,7 +106,7 @@ Ref ScalarRef(const json& j, char type) {
   if (j.contains("as_name")) return j.at("as_name").get<std::string>();
   if (type == 'f') return c10::IValue(ReadDouble(j.at("as_float")));
   if (type == 'b') return c10::IValue(j.at("as_bool").get<bool>());
-  return c10::IValue(j.at("as_int").get<int64_t>());
+  return c10::IValue(JsonInt(j.at("as_int"), "a symbolic int"));
 }
 
 // CoerceToSchema: a constant that export wrote as an int where the schema wants a float
@@ -151,9 +152,9 @@ ArgPlan PlanArgument(const json& arg, bool fp64, const std::string& what) {
       p.value = v.at("as_tensor").at("name").get<std::string>();
     }
   } else if (key == "as_int") {
-    p.constant = c10::IValue(v.get<int64_t>());
+    p.constant = c10::IValue(JsonInt(v, what));
   } else if (key == "as_ints") {
-    p.constant = c10::IValue(v.get<std::vector<int64_t>>());
+    p.constant = c10::IValue(JsonInts(v, what));
   } else if (key == "as_float") {
     p.constant = c10::IValue(ReadDouble(v));
   } else if (key == "as_floats") {
@@ -186,17 +187,17 @@ ArgPlan PlanArgument(const json& arg, bool fp64, const std::string& what) {
     p.scalar_type = key == "as_sym_ints" ? 'i' : key == "as_sym_floats" ? 'f' : 'b';
     for (const auto& e : v) p.scalars.push_back(ScalarRef(e, p.scalar_type));
   } else if (key == "as_scalar_type") {
-    p.constant = ScalarTypeArg(v.get<int>(), fp64, what);
+    p.constant = ScalarTypeArg(JsonInt32(v, what), fp64, what);
   } else if (key == "as_memory_format") {
-    p.constant = c10::IValue(MemoryFormatFromSchema(v.get<int>(), what));
+    p.constant = c10::IValue(MemoryFormatFromSchema(JsonInt32(v, what), what));
   } else if (key == "as_layout") {
-    p.constant = c10::IValue(LayoutFromSchema(v.get<int>(), what));
+    p.constant = c10::IValue(LayoutFromSchema(JsonInt32(v, what), what));
   } else if (key == "as_device") {
     std::string dev = v.at("type").get<std::string>();
-    if (v.contains("index") && v.at("index").is_number()) dev += ":" + std::to_string(v.at("index").get<int>());
+    if (v.contains("index") && v.at("index").is_number()) dev += ":" + std::to_string(JsonInt32(v.at("index"), what));
     p.constant = c10::IValue(c10::Device(dev));
   } else if (key == "as_complex") {
-    p.constant = c10::IValue(c10::complex<double>(v.at("real").get<double>(), v.at("imag").get<double>()));
+    p.constant = c10::IValue(c10::complex<double>(JsonDouble(v.at("real"), what), JsonDouble(v.at("imag"), what)));
   } else {
     // as_graph (higher-order ops), as_custom_obj, as_operator, as_nested_tensors, ...
     throw HarnessError(what + ": argument kind '" + key + "' is not supported by the interpreter");

@@ -1,6 +1,7 @@
 #include "harness/program.h"
 
 #include "harness/errors.h"
+#include "harness/json_util.h"
 
 namespace aoti {
 namespace {
@@ -181,7 +182,7 @@ std::vector<std::string> NodeOutputNames(const Node& node) {
 DimSpec DimFromJson(const json& d) {
   DimSpec dim;
   if (d.contains("as_int")) {
-    dim.size = d.at("as_int").get<int64_t>();
+    dim.size = JsonInt(d.at("as_int"), "a size");
   } else if (d.contains("as_expr")) {
     dim.sym = d.at("as_expr").value("expr_str", "?");
     // A plain symbol is serialized as sympy's srepr: "Symbol('s77', positive=True, integer=True)".
@@ -191,7 +192,7 @@ DimSpec DimFromJson(const json& d) {
       if (end != std::string::npos) dim.sym = dim.sym.substr(prefix.size(), end - prefix.size());
     }
     const auto& hint = d.at("as_expr").value("hint", json());
-    if (hint.is_object() && hint.contains("as_int")) dim.size = hint.at("as_int").get<int64_t>();
+    if (hint.is_object() && hint.contains("as_int")) dim.size = JsonInt(hint.at("as_int"), "a size hint");
   } else {
     dim.sym = d.dump();
   }
@@ -208,7 +209,7 @@ Program Program::Parse(const std::string& json_text, const std::string& what) {
   const json& doc = p.document;
   try {
     const auto& v = doc.at("schema_version");
-    p.schema_version = {v.at("major").get<int>(), v.at("minor").get<int>()};
+    p.schema_version = {JsonInt32(v.at("major"), what + ": schema_version.major"), JsonInt32(v.at("minor"), what + ": schema_version.minor")};
   } catch (const json::exception& e) {
     throw HarnessError(what + ": the program has no readable schema_version: " + e.what());
   }
@@ -227,7 +228,7 @@ Program Program::Parse(const std::string& json_text, const std::string& what) {
     for (const auto& [name, meta] : graph.at("tensor_values").items()) {
       where = "tensor_values['" + name + "']";
       TensorMeta m;
-      m.dtype = ScalarTypeFromSchema(meta.at("dtype").get<int>(), what + " value '" + name + "'");
+      m.dtype = ScalarTypeFromSchema(JsonInt32(meta.at("dtype"), what + " value '" + name + "' dtype"), what + " value '" + name + "'");
       for (const auto& d : meta.at("sizes")) m.sizes.push_back(DimFromJson(d));
       for (const auto& d : meta.value("strides", json::array())) m.strides.push_back(DimFromJson(d));
       if (meta.contains("device")) m.device = meta.at("device").value("type", "cpu");
@@ -243,7 +244,7 @@ Program Program::Parse(const std::string& json_text, const std::string& what) {
         NamedArgument a;
         a.name = in.at("name").get<std::string>();
         a.arg = in.at("arg");
-        a.kind = in.value("kind", json()).is_number() ? in.at("kind").get<int>() : 0;
+        a.kind = in.value("kind", json()).is_number() ? JsonInt32(in.at("kind"), what + ": argument kind") : 0;
         node.inputs.push_back(std::move(a));
       }
       for (const auto& out : n.at("outputs")) node.outputs.push_back(out);
@@ -273,8 +274,8 @@ Program Program::Parse(const std::string& json_text, const std::string& what) {
     const json ranges = doc.value("range_constraints", json::object());
     for (const auto& [sym, r] : ranges.items()) {
       SymRange range;
-      if (r.contains("min_val") && r.at("min_val").is_number()) range.min = r.at("min_val").get<int64_t>();
-      if (r.contains("max_val") && r.at("max_val").is_number()) range.max = r.at("max_val").get<int64_t>();
+      if (r.contains("min_val") && r.at("min_val").is_number()) range.min = JsonInt(r.at("min_val"), what + ": range min_val");
+      if (r.contains("max_val") && r.at("max_val").is_number()) range.max = JsonInt(r.at("max_val"), what + ": range max_val");
       p.range_constraints[sym] = range;
     }
   } catch (const json::exception& e) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
+#include "harness/json_util.h"
 #include "harness/program.h"
 
 namespace aoti {
@@ -53,7 +54,7 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
         it = storages.emplace(file, storage).first;
       }
       const json& tm = meta.at("tensor_meta");
-      const c10::ScalarType dtype = ScalarTypeFromSchema(tm.at("dtype").get<int>(), what);
+      const c10::ScalarType dtype = ScalarTypeFromSchema(JsonInt32(tm.at("dtype"), what + " dtype"), what);
       const auto sizes = Ints(tm.at("sizes"), what);
       const auto strides = Ints(tm.at("strides"), what);
       const int64_t offset = DimFromJson(tm.value("storage_offset", json{{"as_int", 0}})).size;

@@ -55,7 +55,12 @@ void CheckZipFile(const std::string& path) {
 Pt2Archive::Pt2Archive(std::string path,
                        std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader)
     : path_(std::move(path)), reader_(std::move(reader)) {
-  records_ = reader_->getAllRecords();
+  try {
+    records_ = reader_->getAllRecords();
+  } catch (const c10::Error& e) {
+    throw HarnessError(path_ + ": the zip directory is corrupt (" + e.what_without_backtrace() +
+                       "); expected a .pt2 archive written by aoti_package or torch.export");
+  }
   std::sort(records_.begin(), records_.end());
 }
 

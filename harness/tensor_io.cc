@@ -8,6 +8,7 @@
 #include <ATen/ops/empty_strided.h>
 
 #include "harness/errors.h"
+#include "harness/json_util.h"
 
 namespace aoti {
 namespace {
@@ -78,11 +79,11 @@ TensorRecord TensorRecordFromJson(const nlohmann::json& j, const std::string& wh
     r.name = j.value("name", "");
     const std::string who = r.name.empty() ? what : what + " '" + r.name + "'";
     r.dtype = ScalarTypeFromName(j.at("dtype").get<std::string>(), who);
-    r.sizes = j.at("sizes").get<std::vector<int64_t>>();
-    r.strides = j.value("strides", std::vector<int64_t>{});
+    r.sizes = JsonInts(j.at("sizes"), who + " sizes");
+    if (j.contains("strides") && !j.at("strides").is_null()) r.strides = JsonInts(j.at("strides"), who + " strides");
     r.file = j.at("file").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
-    throw HarnessError(what + ": malformed tensor record " + j.dump() +
+    throw HarnessError(what + ": malformed tensor record " + j.dump().substr(0, 200) +
                        "; expected {\"dtype\": name, \"sizes\": [ints], \"strides\": [ints], \"file\": path}: " +
                        e.what());
   }
@@ -94,38 +95,64 @@ at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
   int64_t numel = 1;
   for (int64_t s : record.sizes) {
     if (s < 0) throw HarnessError(what + ": negative size in [" + JoinInts(record.sizes) + "]");
-    numel *= s;
+    if (__builtin_mul_overflow(numel, s, &numel)) {
+      throw HarnessError(what + ": sizes [" + JoinInts(record.sizes) + "] hold more elements than fit in 64 bits");
+    }
   }
-  const size_t expected = static_cast<size_t>(numel) * c10::elementSize(record.dtype);
+  size_t expected = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(numel), c10::elementSize(record.dtype), &expected)) {
+    throw HarnessError(what + ": sizes [" + JoinInts(record.sizes) + "] need more bytes than fit in 64 bits");
+  }
   if (bytes.size() != expected) {
     throw HarnessError(what + ": holds " + std::to_string(bytes.size()) + " bytes, expected " +
                        std::to_string(expected) + " for " + ScalarTypeName(record.dtype) + "[" +
                        JoinInts(record.sizes) + "]");
   }
-  at::Tensor contiguous = at::empty(record.sizes, at::TensorOptions().dtype(record.dtype));
-  if (expected) std::memcpy(contiguous.data_ptr(), bytes.data(), expected);
-  if (record.strides.empty() || record.strides == contiguous.strides().vec()) return contiguous;
-  if (record.strides.size() != record.sizes.size()) {
+  if (!record.strides.empty() && record.strides.size() != record.sizes.size()) {
     throw HarnessError(what + ": strides [" + JoinInts(record.strides) + "] do not match sizes [" +
                        JoinInts(record.sizes) + "]");
   }
-  // A broadcast layout (stride 0, from expand) holds one copy of each repeated value:
-  // write that copy, then view it with the recorded strides again.
+  for (int64_t st : record.strides) {
+    if (st < 0) throw HarnessError(what + ": negative stride in [" + JoinInts(record.strides) + "]");
+  }
+  at::Tensor contiguous;
+  try {
+    contiguous = at::empty(record.sizes, at::TensorOptions().dtype(record.dtype));
+  } catch (const c10::Error& e) {
+    throw HarnessError(what + ": cannot make a " + ScalarTypeName(record.dtype) + "[" + JoinInts(record.sizes) +
+                       "] tensor: " + e.what_without_backtrace());
+  }
+  if (expected) std::memcpy(contiguous.data_ptr(), bytes.data(), expected);
+  if (record.strides.empty() || record.strides == contiguous.strides().vec()) return contiguous;
+  // The memory the recorded layout spans, once broadcast dimensions are folded. A layout
+  // that spans far more than its values (a column of a huge matrix) is not rebuilt: the
+  // values come back contiguous, as for any layout that cannot be rebuilt.
   std::vector<int64_t> stored_sizes = record.sizes;
   at::Tensor source = contiguous;
+  int64_t extent = 1;
+  bool too_wide = false;
   for (size_t d = 0; d < record.sizes.size(); ++d) {
     if (record.strides[d] == 0 && record.sizes[d] > 1) {
       stored_sizes[d] = 1;
       source = source.narrow(static_cast<int64_t>(d), 0, 1);
+      continue;
+    }
+    int64_t span = 0;
+    if (__builtin_mul_overflow(record.sizes[d] - 1, record.strides[d], &span) ||
+        __builtin_add_overflow(extent, span, &extent)) {
+      too_wide = true;
     }
   }
-  at::Tensor strided = at::empty_strided(stored_sizes, record.strides, at::TensorOptions().dtype(record.dtype));
+  if (too_wide || extent > 1024 * numel + (int64_t{1} << 20)) return contiguous;
+  // A broadcast layout (stride 0, from expand) holds one copy of each repeated value:
+  // write that copy, then view it with the recorded strides again.
   try {
+    at::Tensor strided = at::empty_strided(stored_sizes, record.strides, at::TensorOptions().dtype(record.dtype));
     strided.copy_(source);
+    return strided.as_strided(record.sizes, record.strides);
   } catch (const c10::Error&) {
     return contiguous;  // some other overlapping layout: the values, laid out contiguously
   }
-  return strided.as_strided(record.sizes, record.strides);
 }
 
 at::Tensor CopyOf(const at::Tensor& t) {
