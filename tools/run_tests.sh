@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_tests.sh: set up (first use only) and run the whole test suite: `bazel test //...`,
-# then the real-model corpus through a model repository (tools/real_models.sh: the healthy
+# a smoke run of the reader fuzzers (tools/fuzz.sh, 10 s each under ASan and UBSan), then
+# the real-model corpus through a model repository (tools/real_models.sh: the healthy
 # transformers models and one planted failure per class under DUMP_AOTI_MINIFIER=1).
 # Extra arguments go to `bazel test` alone (for example a target pattern or --test_filter=...).
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
@@ -10,4 +11,5 @@ if (($#)); then
   exit
 fi
 bazel_cmd test //...
+bash "$AOTI_ROOT/tools/fuzz.sh" --seconds "${AOTI_FUZZ_SECONDS:-10}"
 bash "$AOTI_ROOT/tools/real_models.sh"
