@@ -82,7 +82,7 @@ TensorRecord TensorRecordFromJson(const nlohmann::json& j, const std::string& wh
     r.sizes = JsonInts(j.at("sizes"), who + " sizes");
     if (j.contains("strides") && !j.at("strides").is_null()) r.strides = JsonInts(j.at("strides"), who + " strides");
     r.file = j.at("file").get<std::string>();
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const std::exception& e) {  // a JSON type error, or a checked getter's HarnessError
     throw HarnessError(what + ": malformed tensor record " + j.dump().substr(0, 200) +
                        "; expected {\"dtype\": name, \"sizes\": [ints], \"strides\": [ints], \"file\": path}: " +
                        e.what());

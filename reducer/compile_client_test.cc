@@ -95,58 +95,35 @@ TEST_F(CompileClientFaults, GarbageOnStdoutDoesNotCorruptTheAnswer) {
   EXPECT_EQ(client_->restarts(), 0);
 }
 
-TEST_F(CompileClientFaults, AHangingServerTimesOutAndIsKilled) {
-  SetMode("hang");
-  const CompileResult r = Compile();
+// Each way a server can fail: the client's verdict and what it says, no exception, the
+// failed server gone, and a fresh one for the next request.
+struct Fault {
+  const char* mode;
+  const char* phase;
+  const char* says;
+};
+
+class CompileClientFault : public CompileClientFaults, public ::testing::WithParamInterface<Fault> {};
+
+TEST_P(CompileClientFault, IsAVerdictNotAnExceptionAndTheNextRequestGetsAFreshServer) {
+  SetMode(GetParam().mode);
+  CompileResult r;
+  EXPECT_NO_THROW(r = Compile());
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.phase, "timeout");
-  EXPECT_THAT(r.message, HasSubstr("no answer within"));
+  EXPECT_EQ(r.phase, GetParam().phase);
+  EXPECT_THAT(r.message, HasSubstr(GetParam().says));
   ExpectRecovers(0);
 }
 
-TEST_F(CompileClientFaults, AServerThatDiesMidAnswerIsAServerFailure) {
-  SetMode("die");
-  const CompileResult r = Compile();
-  EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.phase, "server");
-  EXPECT_THAT(r.message, HasSubstr("exited"));
-  ExpectRecovers(0);
-}
-
-TEST_F(CompileClientFaults, AnAnswerToARequestNeverSentIsAServerFailure) {
-  SetMode("wrong_id");
-  const CompileResult r = Compile();
-  EXPECT_EQ(r.phase, "server");
-  EXPECT_THAT(r.message, HasSubstr("never sent"));
-  ExpectRecovers(0);
-}
-
-TEST_F(CompileClientFaults, AnAnswerWithoutAnIdIsAServerFailureNotAnException) {
-  SetMode("null_id");
-  CompileResult r;
-  EXPECT_NO_THROW(r = Compile());
-  EXPECT_EQ(r.phase, "server");
-  EXPECT_THAT(r.message, HasSubstr("without a request id"));
-  ExpectRecovers(0);
-}
-
-TEST_F(CompileClientFaults, FieldsOfTheWrongTypeAreAServerFailureNotAnException) {
-  SetMode("bad_types");
-  CompileResult r;
-  EXPECT_NO_THROW(r = Compile());
-  EXPECT_EQ(r.phase, "server");
-  EXPECT_THAT(r.message, HasSubstr("malformed answer"));
-  ExpectRecovers(0);
-}
-
-TEST_F(CompileClientFaults, ALineThatIsNotJsonIsAServerFailure) {
-  SetMode("not_json");
-  CompileResult r;
-  EXPECT_NO_THROW(r = Compile());
-  EXPECT_EQ(r.phase, "server");
-  EXPECT_THAT(r.message, HasSubstr("not a JSON object"));
-  ExpectRecovers(0);
-}
+INSTANTIATE_TEST_SUITE_P(
+    Faults, CompileClientFault,
+    ::testing::Values(Fault{"hang", "timeout", "no answer within"},            // it hangs
+                      Fault{"die", "server", "exited"},                        // it dies mid-answer
+                      Fault{"wrong_id", "server", "never sent"},               // an answer to no request
+                      Fault{"null_id", "server", "without a request id"},      // an error outside the request
+                      Fault{"bad_types", "server", "malformed answer"},        // fields of the wrong type
+                      Fault{"not_json", "server", "not a JSON object"}),       // not an answer at all
+    [](const ::testing::TestParamInfo<Fault>& info) { return std::string(info.param.mode); });
 
 TEST_F(CompileClientFaults, TheServerGoesWithTheClient) {
   ASSERT_TRUE(Compile().ok);
