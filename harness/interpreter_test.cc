@@ -5,6 +5,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -323,23 +324,27 @@ TEST(SchemaCoercion, IntegerLiteralForAFloatArgument) {
   EXPECT_TRUE(at::equal(as_int[0], as_float[0]));
 }
 
+// CopyArchive: `archive` rewritten to `path`; edit(name, &data) returns false to drop a record.
+void CopyArchive(const Pt2Archive& archive, const std::string& path,
+                 const std::function<bool(const std::string&, std::string*)>& edit) {
+  caffe2::serialize::PyTorchStreamWriter w(path);
+  for (const auto& rec : archive.Records()) {
+    if (rec == ".data/version" || rec == "byteorder" || rec == ".data/serialization_id") continue;  // the writer's own
+    std::string data = archive.ReadRecord(rec);
+    if (edit(rec, &data)) w.writeRecord(rec, data.data(), data.size());
+  }
+  w.writeEndOfFile();
+}
+
 TEST_F(BadProgram, MissingWeightFileInArchive) {
   // A copy of the archive without one weight's data: its config still points at it.
   std::string dropped;
   const std::string copy = std::string(std::getenv("TEST_TMPDIR")) + "/missing_weight.pt2";
-  {
-    caffe2::serialize::PyTorchStreamWriter w(copy);
-    for (const auto& rec : archive_->Records()) {
-      if (rec == ".data/version" || rec == "byteorder" || rec == ".data/serialization_id") continue;  // the writer's own
-      if (dropped.empty() && rec.rfind("data/weights/weight_", 0) == 0) {
-        dropped = rec;
-        continue;
-      }
-      const std::string data = archive_->ReadRecord(rec);
-      w.writeRecord(rec, data.data(), data.size());
-    }
-    w.writeEndOfFile();
-  }
+  CopyArchive(*archive_, copy, [&](const std::string& rec, std::string*) {
+    if (!dropped.empty() || rec.rfind("data/weights/weight_", 0) != 0) return true;
+    dropped = rec;
+    return false;
+  });
   ASSERT_FALSE(dropped.empty()) << "the archive has no weight files";
   auto broken = Pt2Archive::Open(copy);
   try {
@@ -347,6 +352,27 @@ TEST_F(BadProgram, MissingWeightFileInArchive) {
     FAIL() << "a missing weight file loaded";
   } catch (const HarnessError& e) {
     EXPECT_THAT(e.what(), AllOf(HasSubstr("missing_weight.pt2"), HasSubstr(dropped), HasSubstr("missing")));
+  }
+}
+
+// Found by the archive fuzzer: a weight whose tensor_meta has a negative storage offset
+// reached libtorch's as_strided, whose error was not a HarnessError.
+TEST_F(BadProgram, NegativeStorageOffsetIsRefusedWithTheWeightsName) {
+  const std::string copy = std::string(std::getenv("TEST_TMPDIR")) + "/negative_offset.pt2";
+  CopyArchive(*archive_, copy, [&](const std::string& rec, std::string* data) {
+    if (rec == "data/weights/model_weights_config.json") {
+      nlohmann::json config = nlohmann::json::parse(*data);
+      config["config"].begin().value()["tensor_meta"]["storage_offset"] = {{"as_int", -1}};
+      *data = config.dump();
+    }
+    return true;
+  });
+  auto broken = Pt2Archive::Open(copy);
+  try {
+    LoadProgramState(*broken, "model");
+    FAIL() << "a negative storage offset loaded";
+  } catch (const HarnessError& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("negative_offset.pt2"), HasSubstr("negative storage offset")));
   }
 }
 

@@ -59,13 +59,27 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
       const auto strides = Ints(tm.at("strides"), what);
       const int64_t offset = DimFromJson(tm.value("storage_offset", json{{"as_int", 0}})).size;
       const int64_t item = static_cast<int64_t>(c10::elementSize(dtype));
-      int64_t extent = 0;  // elements needed past the offset
-      bool empty = false;
-      for (size_t i = 0; i < sizes.size(); ++i) {
-        if (sizes[i] == 0) empty = true;
-        extent += (sizes[i] - 1) * strides[i];
+      if (sizes.size() != strides.size()) {
+        throw HarnessError(what + ": " + std::to_string(sizes.size()) + " sizes but " + std::to_string(strides.size()) +
+                           " strides");
       }
-      const int64_t needed = empty ? 0 : (offset + extent + 1) * item;
+      if (offset < 0) throw HarnessError(what + ": negative storage offset " + std::to_string(offset));
+      int64_t extent = 0;  // elements needed past the offset
+      bool empty = false, overflow = false;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i] < 0 || strides[i] < 0) {
+          throw HarnessError(what + ": negative size or stride (dimension " + std::to_string(i) + ")");
+        }
+        if (sizes[i] == 0) empty = true;
+        int64_t span = 0;
+        overflow |= __builtin_mul_overflow(sizes[i] == 0 ? 0 : sizes[i] - 1, strides[i], &span) ||
+                    __builtin_add_overflow(extent, span, &extent);
+      }
+      int64_t needed = 0;
+      if (!empty && (overflow || __builtin_add_overflow(offset, extent + 1, &needed) ||
+                     __builtin_mul_overflow(needed, item, &needed))) {
+        throw HarnessError(what + ": its sizes, strides and offset reach past 64-bit addresses");
+      }
       at::Tensor storage = it->second;
       if (needed > storage.numel()) {
         throw HarnessError(what + ": " + file + " holds " + std::to_string(storage.numel()) +
@@ -74,8 +88,13 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
       at::Tensor typed = storage.numel() % item == 0 && storage.numel() > 0
                              ? storage.view(dtype)
                              : at::empty({0}, at::TensorOptions().dtype(dtype));
-      at::Tensor t = empty ? at::empty(sizes, at::TensorOptions().dtype(dtype))
-                           : typed.as_strided(sizes, strides, offset).detach();
+      at::Tensor t;
+      try {
+        t = empty ? at::empty(sizes, at::TensorOptions().dtype(dtype))
+                  : typed.as_strided(sizes, strides, offset).detach();
+      } catch (const c10::Error& e) {
+        throw HarnessError(what + ": cannot be viewed as stored: " + e.what_without_backtrace());
+      }
       // As torch.export.load gives it: a parameter keeps requires_grad. Kernels read the
       // flag even without autograd (matmul folds a batched input into one mm only when the
       // weight does not require grad), so the interpreter must match Python bit for bit.
