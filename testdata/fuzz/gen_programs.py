@@ -27,7 +27,6 @@ import os
 import random
 import sys
 import time
-import traceback
 import warnings
 
 warnings.filterwarnings("ignore")
