@@ -7,7 +7,6 @@
 #include <mutex>
 
 #include <glog/logging.h>
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
@@ -34,11 +33,6 @@ std::map<std::string, int>& CasesPerTest() {
 }
 
 }  // namespace
-
-std::string CurrentTestName() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return info ? std::string(info->test_suite_name()) + "." + info->name() : "unknown";
-}
 
 std::string RecordFailingCase(FailingCase c) {
   const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");

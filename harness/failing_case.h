@@ -32,7 +32,4 @@ std::string RecordFailingCase(FailingCase c);
 // TakeFailingCases returns and forgets the cases recorded so far.
 std::vector<FailingCase> TakeFailingCases();
 
-// CurrentTestName: "Suite.Test" of the running gtest test, or "unknown".
-std::string CurrentTestName();
-
 }  // namespace aoti

@@ -23,7 +23,7 @@
 #include "harness/logging.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
-#include "matchers/aoti_matches_eager.h"
+#include "harness/check.h"
 #include "reducer/artifacts.h"
 #include "reducer/case_file.h"
 #include "reducer/reducer.h"

@@ -21,7 +21,7 @@
 
 #include "harness/program.h"
 #include "harness/pt2_archive.h"
-#include "matchers/aoti_matches_eager.h"
+#include "harness/check.h"
 #include "reducer/compile_client.h"
 #include "reducer/value_store.h"
 

@@ -12,7 +12,7 @@
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
 #include "harness/test_hooks.h"
-#include "matchers/aoti_matches_eager.h"
+#include "harness/check.h"
 #include "reducer/artifacts.h"
 #include "reducer/reducer.h"
 

@@ -18,7 +18,7 @@
 
 #include "harness/errors.h"
 #include "harness/program.h"
-#include "matchers/aoti_matches_eager.h"
+#include "harness/check.h"
 #include "reducer/compile_client.h"
 #include "reducer/reduction_state.h"
 

@@ -9,7 +9,7 @@
 #include <map>
 
 #include "harness/interpreter.h"
-#include "matchers/accuracy_rule.h"
+#include "harness/accuracy_rule.h"
 #include "reducer/graph_edit.h"
 #include "reducer/strategies/strategy.h"
 

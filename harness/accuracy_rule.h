@@ -15,7 +15,7 @@
 //      bool and integer outputs are ignored with ignore_non_fp, or compared exactly with
 //      exact_non_fp (off by default: a choice of ours, not upstream's).
 //
-// matchers/accuracy_rule_differential_test checks this rule against the wheel's same()
+// harness/accuracy_rule_differential_test checks this rule against the wheel's same()
 // on over 10,000 generated cases.
 //
 // Strict mode is allclose only. kAssertClose uses torch.testing.assert_close's

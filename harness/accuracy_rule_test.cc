@@ -1,5 +1,5 @@
 // The accuracy rule on hand-computed cases: each case states the numbers that decide it.
-#include "matchers/accuracy_rule.h"
+#include "harness/accuracy_rule.h"
 
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "matchers/accuracy_rule.h"
+#include "harness/accuracy_rule.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // The accuracy rule against the installed wheel's torch._dynamo.utils.same, case for case.
-// The cases and upstream's verdicts come from matchers/same_cases.py, run at build time
+// The cases and upstream's verdicts come from harness/same_cases.py, run at build time
 // through @torch//:python: float32, float16, bfloat16, float64, complex64, int32, int64
 // and bool outputs; NaN and Inf; numel below and above 1000; 4-D tensors with trailing
 // 1x1 dims; several tol values; compiled errors near the RMSE bound's multipliers; with
@@ -14,12 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/tensor_io.h"
-#include "matchers/accuracy_rule.h"
+#include "harness/accuracy_rule.h"
 
 namespace aoti {
 namespace {
 
-constexpr char kCases[] = "matchers/same_cases";
+constexpr char kCases[] = "harness/same_cases";
 
 struct Case {
   at::Tensor ref, res, fp64;

@@ -1,0 +1,169 @@
+#include "harness/check.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <memory>
+
+#include "harness/errors.h"
+#include "harness/flags.h"
+#include "harness/interpreter.h"
+#include "harness/preflight.h"
+#include "harness/pt2_archive.h"
+#include "harness/tensor_io.h"
+
+namespace aoti {
+namespace {
+
+std::string AbsolutePath(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
+}
+
+CheckReport Fail(CheckReport r, std::string failure_class, std::string message) {
+  r.pass = false;
+  r.failure_class = std::move(failure_class);
+  r.message = std::move(message);
+  return r;
+}
+
+}  // namespace
+
+std::string AccuracyModeName(AccuracyMode mode) {
+  switch (mode) {
+    case AccuracyMode::kFp64Rmse: return "fp64";
+    case AccuracyMode::kStrict: return "strict";
+    case AccuracyMode::kAssertClose: return "assert_close";
+  }
+  return "fp64";
+}
+
+CheckOptions CheckOptionsFromFlags() {
+  CheckOptions o;
+  o.model = FLAGS_aoti_model_name;
+  o.accuracy.tol = FLAGS_aoti_tolerance;
+  o.accuracy.ignore_non_fp = FLAGS_aoti_ignore_non_fp;
+  if (FLAGS_aoti_accuracy == "fp64") o.accuracy.mode = AccuracyMode::kFp64Rmse;
+  else if (FLAGS_aoti_accuracy == "strict") o.accuracy.mode = AccuracyMode::kStrict;
+  else if (FLAGS_aoti_accuracy == "assert_close") o.accuracy.mode = AccuracyMode::kAssertClose;
+  else throw HarnessError("--aoti_accuracy=" + FLAGS_aoti_accuracy + ": expected fp64, strict or assert_close");
+  if (FLAGS_aoti_isolation == "child") o.runner.isolate = true;
+  else if (FLAGS_aoti_isolation == "in_process") o.runner.isolate = false;
+  else throw HarnessError("--aoti_isolation=" + FLAGS_aoti_isolation + ": expected child or in_process");
+  if (!(FLAGS_aoti_timeout_s > 0)) {
+    throw HarnessError("--aoti_timeout_s=" + std::to_string(FLAGS_aoti_timeout_s) + ": expected a positive number of seconds");
+  }
+  o.runner.timeout_s = FLAGS_aoti_timeout_s;
+  o.runner.runner_path = FLAGS_aoti_runner;
+  for (const auto& lib : SplitFlagList(FLAGS_aoti_op_libraries)) o.runner.op_libraries.push_back(AbsolutePath(lib));
+  o.runner.runtime_check_inputs = FLAGS_aoti_runtime_check_inputs;
+  for (const auto& kv : SplitFlagList(FLAGS_aoti_runner_env)) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw HarnessError("--aoti_runner_env: '" + kv + "' is not NAME=VALUE");
+    }
+    o.runner.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  o.runner.env_pass_through = SplitFlagList(FLAGS_aoti_child_env_pass_through);
+  return o;
+}
+
+CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* given,
+                                  const CheckOptions& options) {
+  CheckReport r;
+  const std::string what = package + " model '" + options.model + "'";
+  std::unique_ptr<Pt2Archive> archive;
+  std::vector<at::Tensor> inputs;
+  std::unique_ptr<Interpreter> eager, fp64;
+  try {
+    archive = Pt2Archive::Open(package);
+    archive->RequireModel(options.model);
+    inputs = given ? *given : archive->SampleInputs();
+    eager = Interpreter::FromArchive(*archive, options.model);
+  } catch (const HarnessError& e) {
+    return Fail(std::move(r), "harness error", e.what());
+  }
+  // 1. Preflight.
+  std::vector<std::string> problems;
+  std::string device = "cpu";
+  if (archive->HasCompiledModel(options.model)) {
+    const auto metadata = archive->AotiMetadata(options.model);
+    auto it = metadata.find("AOTI_DEVICE_KEY");
+    if (it != metadata.end()) device = it->second;
+    problems = CheckPackageAgainstHost(metadata, DetectHost());
+  }
+  for (auto& p : CheckInputs(eager->program(), inputs, device)) problems.push_back(std::move(p));
+  if (!problems.empty()) {
+    std::string msg = what + ": preflight found " + std::to_string(problems.size()) + " problem(s):";
+    for (const auto& p : problems) msg += "\n  " + p;
+    return Fail(std::move(r), "preflight", msg);
+  }
+  // 2. The compiled model.
+  r.outcome = RunCompiled(AbsolutePath(package), options.model, inputs, options.runner);
+  if (!r.outcome.ok()) {
+    std::string msg = what + ": the compiled model failed: " + r.outcome.Summary();
+    if (r.outcome.kind == OutcomeKind::kSignal) msg = what + ": " + r.outcome.message;
+    std::string cls = OutcomeKindName(r.outcome.kind);
+    if (r.outcome.kind == OutcomeKind::kSignal) cls = r.outcome.Summary().substr(0, r.outcome.Summary().find(" ("));
+    return Fail(std::move(r), cls, msg);
+  }
+  // 3. Eager and float64.
+  std::vector<at::Tensor> eager_out, fp64_out;
+  try {
+    eager_out = eager->RunTensors(inputs);
+  } catch (const HarnessError& e) {
+    return Fail(std::move(r), "harness error", what + ": the eager interpreter failed: " + e.what());
+  }
+  // Only the float64 RMSE rule needs a float64 run. When it fails, the rule falls back to
+  // eager as the reference, as upstream's same_two_models does, and the report says so.
+  if (options.accuracy.mode == AccuracyMode::kFp64Rmse) {
+    try {
+      InterpreterOptions o64;
+      o64.fp64 = true;
+      fp64 = Interpreter::FromArchive(*archive, options.model, o64);
+      fp64_out = fp64->RunTensors(inputs);
+    } catch (const HarnessError& e) {
+      fp64_out.clear();
+      r.fp64_note = std::string("no float64 reference (the float64 run failed: ") + e.what() +
+                    "); judged against eager, as upstream does";
+    }
+  }
+  fp64_out.resize(eager_out.size());  // undefined: no float64 reference for that output
+  // 4. Verdict.
+  const auto& got = r.outcome.outputs;
+  if (got.size() != eager_out.size()) {
+    return Fail(std::move(r), "accuracy", what + ": the compiled model returned " + std::to_string(got.size()) +
+                                              " outputs, eager returned " + std::to_string(eager_out.size()));
+  }
+  const auto sig = eager->program().Signature();
+  std::string failures;
+  size_t failed = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    TensorComparison c;
+    try {
+      c = CompareOutputs(got[i], eager_out[i], fp64_out[i], options.accuracy);
+    } catch (const std::exception& e) {  // c10::Error from a comparison op (a bad tolerance, ...)
+      return Fail(std::move(r), "harness error",
+                  what + ": comparing output " + std::to_string(i) + " failed: " + e.what());
+    }
+    if (!c.pass) {
+      ++failed;
+      const std::string name = i < sig.user_outputs.size() ? sig.user_outputs[i] : "?";
+      std::string detail = DescribeComparison(c, options.accuracy);
+      for (size_t p = detail.find('\n'); p != std::string::npos; p = detail.find('\n', p + 3)) detail.replace(p, 1, "\n  ");
+      failures += "\n  output " + std::to_string(i) + " '" + name + "' (" + DescribeTensor(eager_out[i]) +
+                  "): " + detail;
+    }
+    r.comparisons.push_back(std::move(c));
+  }
+  if (failed) {
+    return Fail(std::move(r), "accuracy",
+                what + ": " + std::to_string(failed) + " of " + std::to_string(got.size()) +
+                    " outputs differ from eager under " + AccuracyModeName(options.accuracy.mode) + " accuracy" + failures +
+                    (r.fp64_note.empty() ? "" : "\n  " + r.fp64_note));
+  }
+  r.pass = true;
+  return r;
+}
+
+}  // namespace aoti

@@ -1,0 +1,51 @@
+// The AOTI check as a library, with no gtest in it: the gtest assertion
+// (matchers/aoti_matches_eager.h) and the reducer's oracle both call it.
+//
+// Four steps:
+//   1. preflight: the package against this host (device, platform, CPU ISA) and the
+//      inputs against the program (device, dtype, shape with dynamic ranges, strides);
+//   2. the compiled model, in a child process by default (crashes and hangs are
+//      outcomes: signal, timeout, runtime/load/compile error, each with its message);
+//   3. eager and float64 through the C++ interpreter;
+//   4. the verdict per output (harness/accuracy_rule.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "harness/accuracy_rule.h"
+#include "harness/compiled_runner.h"
+
+namespace aoti {
+
+struct CheckOptions {
+  std::string model = "model";
+  AccuracyOptions accuracy;
+  RunnerOptions runner;
+};
+
+// CheckOptionsFromFlags: the --aoti_* flags (tolerance, accuracy, isolation, timeout,
+// runner, op libraries). Throws HarnessError for a bad flag value.
+CheckOptions CheckOptionsFromFlags();
+
+// AccuracyModeName: the --aoti_accuracy spelling of a mode (fp64, strict, assert_close).
+std::string AccuracyModeName(AccuracyMode mode);
+
+struct CheckReport {
+  bool pass = false;
+  std::string failure_class;  // "" when passing; else preflight, compile error, ..., accuracy
+  std::string message;
+  CompiledOutcome outcome;
+  std::vector<TensorComparison> comparisons;
+  std::string fp64_note;  // set when there is no float64 reference, and why
+};
+
+// CheckAotiMatchesEager runs the four steps. `inputs` null means the sample inputs.
+// Never throws for a problem with the package, the inputs or the run: each is a
+// failure class in the report ("harness error" where the harness itself could not go on).
+CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* inputs,
+                                  const CheckOptions& options);
+
+}  // namespace aoti
