@@ -4,6 +4,7 @@
 // process; the parent reads the signal from its exit status.
 //
 //   aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]...
+#include <cstdio>
 #include <dlfcn.h>
 
 #include <cstring>
@@ -29,6 +30,9 @@ int Usage(const std::string& problem) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line-buffered: what the compiled model prints (AOTI's kernel-name printer among it)
+  // reaches the log even when the model then dies of a signal.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string package, model = "model", inputs, outputs;
   std::vector<std::string> libraries;
   for (int i = 1; i < argc; ++i) {

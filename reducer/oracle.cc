@@ -4,6 +4,7 @@
 #include <functional>
 
 #include <glog/logging.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
 #include "reducer/candidate_archive.h"
@@ -95,13 +96,17 @@ Verdict Oracle::Test(const Program& candidate) {
 }
 
 CompileResult Oracle::Compile(const Program& candidate, const std::string& key) {
+  return Compile(candidate, key, configs_);
+}
+
+CompileResult Oracle::Compile(const Program& candidate, const std::string& key, const std::string& configs_json) {
   auto it = compiled_.find(key);
   if (it != compiled_.end()) return it->second;
   const std::string program_path = work_dir_ + "/cand_" + key + ".pt2";
   const std::string compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
-  WriteCandidateArchive(original_, model_, candidate, InputsFor(candidate), configs_, program_path);
+  WriteCandidateArchive(original_, model_, candidate, InputsFor(candidate), configs_json, program_path);
   ++compiles_;
-  CompileResult c = client_->Compile(program_path, compiled_path, configs_);
+  CompileResult c = client_->Compile(program_path, compiled_path, configs_json);
   compile_seconds_ += c.seconds;
   std::remove(program_path.c_str());
   if (c.out.empty()) c.out = compiled_path;
@@ -122,6 +127,32 @@ bool Oracle::CompileAndRun(const Program& candidate, std::vector<at::Tensor>* ou
     return false;
   }
   *outputs = std::move(o.outputs);
+  return true;
+}
+
+const CompileResult* Oracle::Compiled(const Program& candidate) const {
+  auto it = compiled_.find(Key(candidate));
+  return it == compiled_.end() ? nullptr : &it->second;
+}
+
+bool Oracle::RunWithConfigs(const Program& candidate, const std::string& extra_configs_json, CompiledOutcome* outcome,
+                            std::string* problem) {
+  nlohmann::json configs;
+  try {
+    configs = nlohmann::json::parse(configs_);
+    configs.update(nlohmann::json::parse(extra_configs_json));
+  } catch (const nlohmann::json::exception& e) {
+    throw HarnessError(std::string("inductor configs are not a JSON object: ") + e.what());
+  }
+  char suffix[32];
+  std::snprintf(suffix, sizeof(suffix), "_%08zx", std::hash<std::string>()(extra_configs_json) & 0xffffffffu);
+  const CompileResult c = Compile(candidate, Key(candidate) + suffix, configs.dump());
+  if (!c.ok) {
+    *problem = c.phase + ": " + c.message.substr(0, 300);
+    return false;
+  }
+  ++runs_;
+  *outcome = RunCompiled(c.out, model_, InputsFor(candidate), check_.runner);
   return true;
 }
 

@@ -57,6 +57,16 @@ class Oracle {
   // isolated runner; false with the reason when it cannot be compiled or run.
   bool CompileAndRun(const Program& candidate, std::vector<at::Tensor>* outputs, std::string* problem);
 
+  // Compiled: what the compile server said about a candidate compiled so far (the
+  // compiler's output for a compile error); nullptr when it has not been compiled.
+  const CompileResult* Compiled(const Program& candidate) const;
+
+  // RunWithConfigs: the candidate compiled with extra inductor configs (a JSON object
+  // merged over the run's; one compile, counted and cached) and run once in the isolated
+  // runner, for what it prints. False with the reason when it cannot be compiled.
+  bool RunWithConfigs(const Program& candidate, const std::string& extra_configs_json, CompiledOutcome* outcome,
+                      std::string* problem);
+
   std::vector<at::Tensor> InputsFor(const Program& candidate) const;
   const Pt2Archive& original() const { return original_; }
   const std::string& model() const { return model_; }
@@ -73,6 +83,7 @@ class Oracle {
   Verdict Judge(const Program& candidate, const std::string& archive);
   // Compile: the compiled archive of a candidate, compiled once; phase as the server said.
   CompileResult Compile(const Program& candidate, const std::string& key);
+  CompileResult Compile(const Program& candidate, const std::string& key, const std::string& configs_json);
 
   const Pt2Archive& original_;
   std::string model_, configs_;

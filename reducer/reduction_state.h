@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ class ReductionState {
   bool Fails(const Program& candidate);
 
   bool OutOfTime() const;
+  // FirstTime: true the first time a tag is asked about in this reduction (a strategy
+  // that spends a compile on a diagnosis does it once).
+  bool FirstTime(const std::string& tag) { return tags_.insert(tag).second; }
   void Progress(const std::string& line) const;
 
   const std::vector<LogEntry>& log() const { return log_; }
@@ -61,6 +65,7 @@ class ReductionState {
   std::vector<LogEntry> log_;
   std::vector<std::pair<size_t, std::string>> accepted_;
   int flaky_ = 0;
+  std::set<std::string> tags_;
 };
 
 // Size: how a candidate compares: nodes first, then outputs, then inputs.

@@ -26,6 +26,7 @@ const std::vector<StrategyInfo>& Strategies();
 const StrategyInfo* FindStrategy(const std::string& name);
 
 bool LocalizeFirst(ReductionState& state);
+bool LocalizeKernel(ReductionState& state);
 bool BisectPrefix(ReductionState& state);
 bool IsolateTail(ReductionState& state);
 bool RemoveOutputs(ReductionState& state);
