@@ -8,10 +8,7 @@ namespace aoti {
 namespace {
 
 constexpr const char kFormatPrefix[] = "aoti_harness.package/";
-
-TensorRecord ParseTensorRecord(const nlohmann::json& j, const std::string& what) {
-  return TensorRecordFromJson(j, what + " tensor");
-}
+constexpr const char kFormat[] = "aoti_harness.package/1";
 
 }  // namespace
 
@@ -33,10 +30,13 @@ PackageManifest ParsePackageManifest(const std::string& text, const std::string&
     m.model_file = j.value("model_file", "");
     m.torch_version = j.value("torch_version", "");
     m.torch_git_version = j.value("torch_git_version", "");
+    m.seed = j.value("seed", int64_t{0});
     m.inductor_configs_json = j.value("inductor_configs", nlohmann::json::object()).dump();
     const auto& exp = j.value("export", nlohmann::json::object());
     m.strict_export = exp.value("strict", false);
     m.dynamic_shapes = exp.value("dynamic_shapes", false);
+    m.from_program = exp.value("from_program", false);
+    m.reduced_from = j.value("reduced_from", "");
     const auto& c = j.at("compile");
     m.compile.status = c.at("status").get<std::string>();
     m.compile.seconds = c.value("seconds", 0.0);
@@ -45,19 +45,54 @@ PackageManifest ParsePackageManifest(const std::string& text, const std::string&
       m.compile.error_type = e.value("type", "");
       m.compile.error_message = e.value("message", "");
       m.compile.compiler_errors = e.value("compiler_errors", "");
+      m.compile.error_traceback = e.value("traceback", "");
     }
-    for (const auto& t : j.at("inputs")) m.inputs.push_back(ParseTensorRecord(t, what + " input"));
+    for (const auto& t : j.at("inputs")) m.inputs.push_back(TensorRecordFromJson(t, what + " input tensor"));
     for (const auto& t : j.at("eager_outputs")) {
-      m.eager_outputs.push_back(ParseTensorRecord(t, what + " eager output"));
+      m.eager_outputs.push_back(TensorRecordFromJson(t, what + " eager output tensor"));
     }
     for (const auto& t : j.value("eager_fp64_outputs", nlohmann::json::array())) {
-      m.eager_fp64_outputs.push_back(ParseTensorRecord(t, what + " fp64 eager output"));
+      m.eager_fp64_outputs.push_back(TensorRecordFromJson(t, what + " fp64 eager output tensor"));
     }
   } catch (const nlohmann::json::exception& e) {
     throw HarnessError(what + ": extra/aoti_harness/package.json lacks an expected field: " +
                        e.what());
   }
   return m;
+}
+
+std::string PackageManifestToJson(const PackageManifest& m) {
+  using json = nlohmann::json;
+  json compile = {{"status", m.compile.status}, {"seconds", m.compile.seconds}};
+  if (!m.compile.error_type.empty() || !m.compile.error_message.empty()) {
+    compile["error"] = {{"type", m.compile.error_type},
+                        {"message", m.compile.error_message},
+                        {"compiler_errors", m.compile.compiler_errors},
+                        {"traceback", m.compile.error_traceback}};
+  }
+  auto records = [](const std::vector<TensorRecord>& rs) {
+    json a = json::array();
+    for (const auto& r : rs) a.push_back(TensorRecordToJson(r));
+    return a;
+  };
+  json j = {
+      {"format", m.format.empty() ? std::string(kFormat) : m.format},
+      {"model_name", m.model_name},
+      {"model_file", m.model_file},
+      {"seed", m.seed},
+      {"torch_version", m.torch_version},
+      {"torch_git_version", m.torch_git_version},
+      {"inductor_configs", m.inductor_configs_json.empty() ? json::object() : json::parse(m.inductor_configs_json)},
+      {"export", {{"strict", m.strict_export}, {"dynamic_shapes", m.dynamic_shapes}, {"from_program", m.from_program}}},
+      {"compile", compile},
+      {"inputs", records(m.inputs)},
+      {"eager_outputs", records(m.eager_outputs)},
+      {"eager_fp64_outputs", records(m.eager_fp64_outputs)},
+  };
+  if (!m.reduced_from.empty()) j["reduced_from"] = m.reduced_from;
+  // Sorted keys, one space of indent: the same text Python's json.dumps(indent=1,
+  // sort_keys=True) writes for the same manifest.
+  return j.dump(1);
 }
 
 }  // namespace aoti

@@ -1,9 +1,15 @@
 // PackageManifest: extra/aoti_harness/package.json, which tools/package_model.py writes
-// into every archive: where the model came from, the inductor config patches, how the
-// AOTI compile went (with the compiler's error when it failed), and the raw flat inputs
-// and eager outputs recorded at build time.
+// into every archive (and the reducer into every candidate): where the model came from,
+// the inductor config patches, how the AOTI compile went (with the compiler's error when
+// it failed), and the raw flat inputs and eager outputs recorded at build time.
+//
+// One schema, one writer and one reader on each side: PackageManifestToJson /
+// ParsePackageManifest here, package_manifest() / read_manifest() in
+// tools/package_model.py; //harness:package_manifest_format_test has each side read
+// what the other wrote.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +23,7 @@ struct CompileRecord {
   std::string error_type;
   std::string error_message;
   std::string compiler_errors;  // the compiler's `error:` lines, when g++ failed
+  std::string error_traceback;
 };
 
 struct PackageManifest {
@@ -25,9 +32,12 @@ struct PackageManifest {
   std::string model_file;
   std::string torch_version;
   std::string torch_git_version;
-  std::string inductor_configs_json;  // the patches, as a JSON object
+  int64_t seed = 0;
+  std::string inductor_configs_json = "{}";  // the patches, as a JSON object
   bool strict_export = false;
   bool dynamic_shapes = false;
+  bool from_program = false;           // packaged from a saved program, not a model file
+  std::string reduced_from;            // a reducer candidate: the archive it was cut from
   CompileRecord compile;
   std::vector<TensorRecord> inputs;
   std::vector<TensorRecord> eager_outputs;
@@ -37,5 +47,9 @@ struct PackageManifest {
 // ParsePackageManifest parses package.json text. Throws HarnessError naming `what`
 // (the archive path) for malformed JSON, a missing field or an unknown format.
 PackageManifest ParsePackageManifest(const std::string& text, const std::string& what);
+
+// PackageManifestToJson: the package.json text of a manifest (format, when empty, is this
+// harness' own).
+std::string PackageManifestToJson(const PackageManifest& manifest);
 
 }  // namespace aoti

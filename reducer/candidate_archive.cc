@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
+#include "harness/package_manifest.h"
 #include "harness/tensor_io.h"
 
 namespace aoti {
@@ -60,29 +61,28 @@ void WriteCandidateArchive(const Pt2Archive& original, const std::string& model,
       }
     }
     write("models/" + model + ".json", program.ToJson());
-    json records = json::array();
+    std::vector<TensorRecord> records;
     for (size_t i = 0; i < inputs.size(); ++i) {
       // The input's own layout: a cut at a transpose or an expand stays that layout.
       const RawTensor raw =
           EncodeRawTensor(inputs[i], "input_" + std::to_string(i), "tensors/input_" + std::to_string(i) + ".bin");
       write("aoti_harness/" + raw.record.file, raw.bytes);
-      records.push_back(TensorRecordToJson(raw.record));
+      records.push_back(raw.record);
     }
-    const auto& m = original.Manifest();
-    json manifest = {
-        {"format", "aoti_harness.package/1"},
-        {"model_name", model},
-        {"model_file", m ? m->model_file : ""},
-        {"torch_version", m ? m->torch_version : ""},
-        {"torch_git_version", m ? m->torch_git_version : ""},
-        {"inductor_configs", json::parse(inductor_configs_json)},
-        {"export", {{"strict", false}, {"dynamic_shapes", false}}},
-        {"compile", {{"status", "skipped"}, {"seconds", 0}}},
-        {"inputs", records},
-        {"eager_outputs", json::array()},
-        {"reduced_from", original.path()},
-    };
-    write("extra/aoti_harness/package.json", manifest.dump(1));
+    PackageManifest manifest;
+    if (const auto& m = original.Manifest()) {
+      manifest.model_file = m->model_file;
+      manifest.seed = m->seed;
+      manifest.torch_version = m->torch_version;
+      manifest.torch_git_version = m->torch_git_version;
+    }
+    manifest.model_name = model;
+    manifest.inductor_configs_json = inductor_configs_json;
+    manifest.from_program = true;
+    manifest.compile.status = "skipped";
+    manifest.inputs = std::move(records);
+    manifest.reduced_from = original.path();
+    write("extra/aoti_harness/package.json", PackageManifestToJson(manifest));
     w.writeEndOfFile();
   } catch (const c10::Error& e) {
     std::remove(tmp.c_str());

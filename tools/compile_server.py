@@ -45,7 +45,7 @@ def read_inputs(path):
     from torch.export.pt2_archive._package import PT2ArchiveReader
 
     r = PT2ArchiveReader(path)
-    manifest = json.loads(r.read_string(package_model.EXTRA_DIR + "package.json"))
+    manifest = package_model.read_manifest(r.read_string(package_model.EXTRA_DIR + "package.json"), path)
     tensors = []
     for rec in manifest["inputs"]:
         data = r.read_bytes(package_model.TENSOR_DIR + rec["file"])
@@ -90,7 +90,7 @@ def compile_request(req, workdir):
         manifest["inductor_configs"] = configs
         package_model.merge_archives(
             out, [loadable] + ([aoti_pt2] if record["status"] == "ok" else []),
-            {package_model.EXTRA_DIR + "package.json": json.dumps(manifest, indent=1, sort_keys=True).encode()},
+            {package_model.EXTRA_DIR + "package.json": package_model.manifest_bytes(manifest)},
             workdir)
     except Exception as e:
         return failed("write", e)

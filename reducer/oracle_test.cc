@@ -1,0 +1,133 @@
+// The oracle's verdict cache, against a compile server that answers as told
+// (testdata/fake_compile_server.py): a candidate is compiled once, whoever builds it; a
+// different program or different configs is another compile; a server death is retried
+// at once; a hang or a death is not remembered until the same candidate has met it
+// twice, so a transient fault does not mark a candidate "not failing" for the rest of the
+// run.
+#include "reducer/oracle.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include <gflags/gflags.h>
+#include <gtest/gtest.h>
+
+#include "harness/pt2_archive.h"
+#include "harness/temp_dir.h"
+#include "reducer/graph_edit.h"
+
+DEFINE_string(python, "", "A Python interpreter.");
+DEFINE_string(fake_server, "", "reducer/testdata/fake_compile_server.py");
+
+namespace aoti {
+namespace {
+
+class OracleCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string tmp = std::getenv("TEST_TMPDIR");
+    mode_file_ = tmp + "/mode";
+    ::setenv("FAKE_SERVER_MODE_FILE", mode_file_.c_str(), 1);
+    ::setenv("FAKE_SERVER_PID_FILE", (tmp + "/pids").c_str(), 1);
+    SetMode("ok");
+    CompileServerOptions o;
+    o.python = FLAGS_python;
+    o.server_script = FLAGS_fake_server;
+    o.timeout_s = 2;
+    o.log_path = tmp + "/server.log";
+    client_ = std::make_unique<CompileClient>(o);
+    archive_ = Pt2Archive::Open("testdata/corpus/mlp.pt2");
+    program_ = Program::Parse(archive_->ProgramJson("model"), "mlp");
+    const auto names = UserInputNames(program_);
+    const auto inputs = archive_->SampleInputs();
+    for (size_t i = 0; i < names.size(); ++i) values_.Put(names[i], inputs[i]);
+    work_ = std::make_unique<TempDir>("oracle_test");
+    oracle_ = std::make_unique<Oracle>(*archive_, "model", "{}", &values_, CheckOptions{}, client_.get(),
+                                       work_->path());
+    oracle_->SetTarget("accuracy", "");
+  }
+
+  void SetMode(const std::string& mode) { std::ofstream(mode_file_) << mode << "\n"; }
+
+  // The first k nodes (the last one's value returned): a smaller candidate.
+  Program Prefix(size_t k) {
+    std::vector<bool> keep(program_.nodes.size(), false);
+    for (size_t i = 0; i < k; ++i) keep[i] = true;
+    return KeepNodes(program_, keep, OutputMode::kLast);
+  }
+
+  std::string mode_file_;
+  std::unique_ptr<CompileClient> client_;
+  std::unique_ptr<Pt2Archive> archive_;
+  Program program_;
+  ValueStore values_;
+  std::unique_ptr<TempDir> work_;
+  std::unique_ptr<Oracle> oracle_;
+};
+
+TEST_F(OracleCache, ACandidateIsCompiledOnceWhoeverBuildsIt) {
+  const Verdict first = oracle_->Test(Prefix(3));
+  EXPECT_FALSE(first.cached);
+  EXPECT_EQ(oracle_->compiles(), 1);
+  // The same program, built again from scratch: the same structural key.
+  const Verdict again = oracle_->Test(Prefix(3));
+  EXPECT_TRUE(again.cached);
+  EXPECT_EQ(again.failure_class, first.failure_class);
+  EXPECT_EQ(oracle_->compiles(), 1);
+  EXPECT_EQ(oracle_->cache_hits(), 1);
+  EXPECT_EQ(Oracle::Key(Prefix(3)), Oracle::Key(Prefix(3)));
+  // Another program is another compile.
+  oracle_->Test(Prefix(2));
+  EXPECT_EQ(oracle_->compiles(), 2);
+  EXPECT_NE(Oracle::Key(Prefix(2)), Oracle::Key(Prefix(3)));
+  // The compile record stays, for the strategies that read the compiler's words.
+  ASSERT_NE(oracle_->Compiled(Prefix(3)), nullptr);
+  EXPECT_EQ(oracle_->Compiled(Prefix(3))->phase, "done");
+  EXPECT_EQ(oracle_->Compiled(Prefix(4)), nullptr);
+}
+
+TEST_F(OracleCache, OtherConfigsAreAnotherCompileOfTheirOwn) {
+  oracle_->Test(Prefix(3));
+  CompiledOutcome outcome;
+  std::string problem;
+  // The fake server writes no archive, so the run fails; the compile is what counts here.
+  oracle_->RunWithConfigs(Prefix(3), R"({"aot_inductor.debug_intermediate_value_printer": "\"3\""})", &outcome, &problem);
+  EXPECT_EQ(oracle_->compiles(), 2);
+  oracle_->RunWithConfigs(Prefix(3), R"({"aot_inductor.debug_intermediate_value_printer": "\"3\""})", &outcome, &problem);
+  EXPECT_EQ(oracle_->compiles(), 2) << "the same configs again must not recompile";
+  EXPECT_TRUE(oracle_->Test(Prefix(3)).cached) << "the plain verdict is unaffected";
+}
+
+TEST_F(OracleCache, AServerDeathIsRetriedAtOnce) {
+  SetMode("die");
+  const Verdict v = oracle_->Test(Prefix(3));
+  EXPECT_EQ(oracle_->compiles(), 2) << "one retry after the death";
+  EXPECT_EQ(v.failure_class, "compile server server");
+  EXPECT_FALSE(v.fails);
+}
+
+TEST_F(OracleCache, ATransientFaultIsRememberedOnlyOnceItRepeats) {
+  SetMode("hang");
+  const Verdict first = oracle_->Test(Prefix(3));
+  EXPECT_EQ(first.failure_class, "compile server timeout");
+  EXPECT_EQ(oracle_->compiles(), 1);
+  // The server recovered: the candidate is compiled again and gets its real verdict.
+  SetMode("ok");
+  const Verdict second = oracle_->Test(Prefix(3));
+  EXPECT_FALSE(second.cached);
+  EXPECT_EQ(oracle_->compiles(), 2);
+  EXPECT_NE(second.failure_class, "compile server timeout");
+  // A candidate that times out twice is remembered as such: no third compile.
+  SetMode("hang");
+  oracle_->Test(Prefix(2));
+  oracle_->Test(Prefix(2));
+  EXPECT_EQ(oracle_->compiles(), 4);
+  SetMode("ok");
+  const Verdict third = oracle_->Test(Prefix(2));
+  EXPECT_TRUE(third.cached);
+  EXPECT_EQ(third.failure_class, "compile server timeout");
+  EXPECT_EQ(oracle_->compiles(), 4);
+}
+
+}  // namespace
+}  // namespace aoti
