@@ -42,6 +42,12 @@ DEFINE_string(aoti_child_env_pass_through, "",
               "Comma-separated PyTorch debug and repro variables (DUMP_AOTI_MINIFIER, TORCH_COMPILE_DEBUG, ...; "
               "the list is in the README) that the runner and the compile server keep from this process' "
               "environment; '*' keeps all of them. By default every child gets them removed.");
+DEFINE_string(aoti_compile_cache_dir, "",
+              "Where the reducer keeps compiled candidates across runs (default: $AOTI_COMPILE_CACHE_DIR, else "
+              "$XDG_CACHE_HOME or ~/.cache, under aoti_harness/compile_cache); 'none' turns the cache off. Under "
+              "bazel test, HOME is the test's own temporary directory: pass --test_env=AOTI_COMPILE_CACHE_DIR=DIR "
+              "(and --sandbox_writable_path=DIR) to keep compiles between test runs.");
+DEFINE_int64(aoti_compile_cache_max_mb, 4096, "Size cap of the compile cache; the least recently used entries go first.");
 
 namespace aoti {
 

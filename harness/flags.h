@@ -18,7 +18,9 @@ DECLARE_string(aoti_runner);          // path of the aoti_runner binary
 DECLARE_string(aoti_op_libraries);    // comma-separated custom-op libraries for the child
 DECLARE_bool(aoti_runtime_check_inputs);  // AOTI_RUNTIME_CHECK_INPUTS=1 for compiled runs
 DECLARE_string(aoti_runner_env);      // K=V,... extra environment for the compiled run
-DECLARE_string(aoti_child_env_pass_through);  // PyTorch debug variables children keep
+DECLARE_string(aoti_child_env_pass_through);
+DECLARE_string(aoti_compile_cache_dir);   // compiled candidates across runs ('none': off)
+DECLARE_int64(aoti_compile_cache_max_mb);  // PyTorch debug variables children keep
 
 namespace aoti {
 

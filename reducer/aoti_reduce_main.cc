@@ -104,6 +104,7 @@ int Main(int argc, char** argv) {
   options.skip_sanity = FLAGS_skip_sanity;
   options.time_budget_s = FLAGS_time_budget_s;
   options.strategies = aoti::SplitFlagList(FLAGS_aoti_reduce_strategies);
+  options.compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
   options.offload_to_disk = FLAGS_offload_to_disk;
   options.skip_export_errors = FLAGS_skip_export_error;
   aoti::CompileServerOptions server;
@@ -127,7 +128,8 @@ int Main(int argc, char** argv) {
                                             [](const std::string& line) { LOG(INFO) << "reduce: " << line; });
   aoti::WriteArtifacts(r, spec, options, out);
   std::cout << "reduced " << r.failure_class << " from " << r.nodes_before << " to " << r.nodes_after << " nodes with "
-            << r.compiles << " compiles (" << r.cache_hits << " cache hits) in " << r.seconds << " s\n"
+            << r.compiles << " compiles (" << r.cache_hits << " cache hits, " << r.disk_cache_hits
+            << " compiles served by the disk cache) in " << r.seconds << " s\n"
             << aoti::FormatGraph(r.minimal) << "artifacts: " << out << "\n";
   return 0;
 }

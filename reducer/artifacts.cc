@@ -321,6 +321,8 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
      << "## Figures\n\n| what | value |\n| --- | --- |\n"
      << "| nodes before | " << r.nodes_before << " |\n| nodes after | " << r.nodes_after << " |\n"
      << "| compiles | " << r.compiles << " |\n| cache hits | " << r.cache_hits << " |\n"
+     << "| compiles served by the disk cache (earlier runs) | " << r.disk_cache_hits
+     << (r.compile_cache_dir.empty() ? " (no disk cache)" : " (" + r.compile_cache_dir + ")") << " |\n"
      << "| runs | " << r.runs << " |\n| wall time | " << r.seconds << " s |\n"
      << "| compile time | " << r.compile_seconds << " s |\n| flaky candidates rejected | " << r.flaky << " |\n"
      << "| final result failed again on re-check | " << (r.final_recheck_failed_again ? "yes" : "NO (flaky)") << " |\n"
@@ -344,6 +346,7 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
                         {"ops", ops},
                         {"compiles", r.compiles},
                         {"cache_hits", r.cache_hits},
+                        {"disk_cache_hits", r.disk_cache_hits},
                         {"seconds", r.seconds},
                         {"final_recheck_failed_again", r.final_recheck_failed_again},
                         {"budget_exhausted", r.budget_exhausted},

@@ -5,12 +5,23 @@
 
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
+#include <torch/headeronly/version.h>
 
 #include "harness/errors.h"
+#include "harness/preflight.h"
 #include "reducer/candidate_archive.h"
 #include "reducer/graph_edit.h"
 
 namespace aoti {
+namespace {
+
+// The libtorch this binary runs with (the compile server's torch is the same wheel).
+std::string TorchVersion() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+}  // namespace
 
 Oracle::Oracle(const Pt2Archive& original, std::string model, std::string inductor_configs_json,
                const ValueStore* values, CheckOptions check, CompileClient* client,
@@ -22,6 +33,43 @@ Oracle::Oracle(const Pt2Archive& original, std::string model, std::string induct
       check_(std::move(check)),
       client_(client),
       work_dir_(std::move(work_dir)) {}
+
+void Oracle::UseDiskCache(CompileCache* cache) {
+  disk_ = cache && cache->enabled() ? cache : nullptr;
+  if (!disk_ || !state_digest_.empty()) return;
+  // Candidates read the original's weights and constants: the same program over other
+  // weights is another compile.
+  std::vector<std::string> parts;
+  for (const auto& rec : original_.Records()) {
+    if (rec.rfind("data/weights/", 0) == 0 || rec.rfind("data/constants/", 0) == 0) {
+      parts.push_back(rec);
+      parts.push_back(CompileCache::Key({original_.ReadRecord(rec)}));
+    }
+  }
+  state_digest_ = CompileCache::Key(parts);
+}
+
+std::string Oracle::DiskKey(const Program& candidate, const std::string& configs_json) const {
+  std::string inputs;
+  for (const auto& t : InputsFor(candidate)) {
+    inputs += std::string(c10::toString(t.scalar_type())) + "[";
+    for (auto s : t.sizes()) inputs += std::to_string(s) + ",";
+    inputs += "]/[";
+    for (auto s : t.strides()) inputs += std::to_string(s) + ",";
+    inputs += "]" + t.device().str() + ";";
+  }
+  std::string configs = configs_json;
+  try {
+    configs = nlohmann::json::parse(configs_json).dump();  // canonical: sorted keys
+  } catch (const nlohmann::json::exception&) {
+  }
+  std::string isa;
+  for (const auto& f : DetectHost().cpu_flags) isa += f + " ";
+  std::string libraries;
+  for (const auto& l : check_.runner.op_libraries) libraries += l + ";";
+  return CompileCache::Key({"program", candidate.ToJson(), "model", model_, "inputs", inputs, "state", state_digest_,
+                            "configs", configs, "torch", TorchVersion(), "isa", isa, "op_libraries", libraries});
+}
 
 void Oracle::SetTarget(std::string failure_class, std::string check_str) {
   target_class_ = std::move(failure_class);
@@ -104,12 +152,24 @@ CompileResult Oracle::Compile(const Program& candidate, const std::string& key, 
   if (it != compiled_.end()) return it->second;
   const std::string program_path = work_dir_ + "/cand_" + key + ".pt2";
   const std::string compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
+  const std::string disk_key = disk_ ? DiskKey(candidate, configs_json) : "";
+  if (disk_) {
+    if (auto hit = disk_->Lookup(disk_key, compiled_path)) {
+      ++disk_hits_;
+      if (hit->out.empty()) hit->out = compiled_path;
+      compiled_[key] = *hit;
+      return *hit;
+    }
+  }
   WriteCandidateArchive(original_, model_, candidate, InputsFor(candidate), configs_json, program_path);
   ++compiles_;
   CompileResult c = client_->Compile(program_path, compiled_path, configs_json);
   compile_seconds_ += c.seconds;
   std::remove(program_path.c_str());
   if (c.out.empty()) c.out = compiled_path;
+  // What a compile decides (compiled, a compile error, an export error) is kept for later
+  // runs; a timeout or a server death is not.
+  if (disk_ && (c.phase == "done" || c.phase == "compile" || c.phase == "load")) disk_->Store(disk_key, c, c.out);
   if (c.phase != "timeout" && c.phase != "server") compiled_[key] = c;
   return c;
 }

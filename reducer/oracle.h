@@ -22,6 +22,7 @@
 #include "harness/program.h"
 #include "harness/pt2_archive.h"
 #include "harness/check.h"
+#include "reducer/compile_cache.h"
 #include "reducer/compile_client.h"
 #include "reducer/value_store.h"
 
@@ -41,6 +42,12 @@ class Oracle {
   Oracle(const Pt2Archive& original, std::string model, std::string inductor_configs_json,
          const ValueStore* values, CheckOptions check, CompileClient* client,
          std::string work_dir);
+
+  // UseDiskCache: compiled candidates are looked up in, and stored to, `cache` (which
+  // outlives this oracle), keyed by DiskKey.
+  void UseDiskCache(CompileCache* cache);
+  // DiskKey: what a compile of `candidate` under `configs_json` depends on, hashed.
+  std::string DiskKey(const Program& candidate, const std::string& configs_json) const;
 
   // SetTarget: the failure to preserve.
   void SetTarget(std::string failure_class, std::string check_str);
@@ -76,6 +83,7 @@ class Oracle {
 
   int compiles() const { return compiles_; }
   int cache_hits() const { return cache_hits_; }
+  int disk_cache_hits() const { return disk_hits_; }
   int runs() const { return runs_; }
   double compile_seconds() const { return compile_seconds_; }
 
@@ -95,7 +103,9 @@ class Oracle {
   std::map<std::string, Verdict> cache_;
   std::map<std::string, int> transient_failures_;  // server deaths and timeouts, by key
   std::map<std::string, CompileResult> compiled_;
-  int compiles_ = 0, cache_hits_ = 0, runs_ = 0;
+  int compiles_ = 0, cache_hits_ = 0, runs_ = 0, disk_hits_ = 0;
+  CompileCache* disk_ = nullptr;
+  std::string state_digest_;  // the weights and constants, hashed once for the disk keys
   bool skip_export_errors_ = true;
   double compile_seconds_ = 0;
 };

@@ -9,6 +9,7 @@
 #include <glog/logging.h>
 
 #include "harness/failing_case.h"
+#include "harness/flags.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
 #include "harness/test_hooks.h"
@@ -110,6 +111,7 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       server.op_libraries = spec.check.runner.op_libraries;
       server.env_pass_through = spec.check.runner.env_pass_through;
       ReduceOptions options;
+      options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
       options.time_budget_s =
           ReductionBudgetSeconds(FLAGS_aoti_reduce_time_budget_s, std::getenv("TEST_TIMEOUT"), elapsed);
@@ -131,7 +133,9 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       WriteArtifacts(r, spec, options, out);
       const std::string summary = c.test_name + ": " + r.failure_class + " reduced from " + std::to_string(r.nodes_before) +
                                   " to " + std::to_string(r.nodes_after) + " nodes (" + std::to_string(r.compiles) +
-                                  " compiles); repro: " + out + " (python repro.py; bazel test :repro_test)";
+                                  " compiles" +
+                                  (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") +
+                                  "); repro: " + out + " (python repro.py; bazel test :repro_test)";
       LOG(INFO) << summary << "\n" << FormatGraph(r.minimal);
       Annotate(c.test_name, summary + "\n" + FormatGraph(r.minimal));
     } catch (const std::exception& e) {

@@ -49,6 +49,9 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   CheckOptions check = spec.check;
   if (check.accuracy.mode == AccuracyMode::kFp64Rmse) check.accuracy.ignore_non_fp = true;
   Oracle oracle(*archive, spec.model, result.inductor_configs_json, &values, check, client, work_dir);
+  CompileCache disk_cache(options.compile_cache);
+  oracle.UseDiskCache(&disk_cache);
+  if (disk_cache.enabled()) progress("compile cache: " + disk_cache.dir());
   oracle.SetTarget(spec.failure_class, options.check_str);
   oracle.SkipExportErrors(options.skip_export_errors);
   Program start_program = RemoveUnusedInputs(EliminateDeadCode(result.original));
@@ -115,6 +118,8 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   result.nodes_after = result.minimal.nodes.size();
   result.compiles = oracle.compiles();
   result.cache_hits = oracle.cache_hits();
+  result.disk_cache_hits = oracle.disk_cache_hits();
+  result.compile_cache_dir = disk_cache.dir();
   result.runs = oracle.runs();
   result.flaky = state.flaky();
   result.compile_seconds = oracle.compile_seconds();

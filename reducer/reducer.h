@@ -48,6 +48,8 @@ struct ReduceResult {
   std::string inductor_configs_json;
   size_t nodes_before = 0, nodes_after = 0;
   int compiles = 0, cache_hits = 0, runs = 0, flaky = 0;
+  int disk_cache_hits = 0;          // compiles served by the disk cache of earlier runs
+  std::string compile_cache_dir;    // "" when there was none
   double seconds = 0, compile_seconds = 0;
   bool budget_exhausted = false;
   bool final_recheck_failed_again = false;

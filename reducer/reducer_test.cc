@@ -99,5 +99,39 @@ INSTANTIATE_TEST_SUITE_P(
                  "delta_debugging,remove_outputs"}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// The disk compile cache across runs: the same reduction run again, by a new compile
+// server and a new oracle as a later run would be, compiles nothing and ends at the same
+// repro.
+TEST(CompileCacheAcrossRuns, ASecondRunOfTheSameReductionCompilesNothing) {
+  TempDir work("aoti_reduce_cache_test");
+  auto reduce = [&](const std::string& run) {
+    MakeDirs(work.path() + "/" + run);
+    CompileServerOptions server;
+    server.python = FLAGS_python;
+    server.server_script = FLAGS_compile_server;
+    server.log_path = work.path() + "/" + run + "/compile_server.log";
+    CompileClient client(server);
+    ReduceSpec spec;
+    spec.package = FLAGS_packages_dir + "/relu_cos_compile_error.pt2";
+    spec.check = CheckOptionsFromFlags();
+    ReduceOptions options;
+    options.compile_cache.dir = work.path() + "/compile_cache";
+    return Reduce(spec, options, &client, work.path() + "/" + run, [&](const std::string& line) {
+      std::cerr << "[" << run << "] " << line << "\n";
+    });
+  };
+  const ReduceResult first = reduce("first");
+  EXPECT_EQ(first.disk_cache_hits, 0);
+  EXPECT_GT(first.compiles, 0);
+  const ReduceResult second = reduce("second");
+  EXPECT_EQ(second.compiles, 0) << "a second run compiled again";
+  EXPECT_EQ(second.disk_cache_hits, first.compiles);
+  EXPECT_EQ(FormatGraph(second.minimal), FormatGraph(first.minimal));
+  EXPECT_EQ(second.failure_class, first.failure_class);
+  std::cout << "[aoti] | disk cache | first run " << first.compiles << " compiles, " << static_cast<int>(first.seconds + 0.5)
+            << " s | second run " << second.compiles << " compiles (" << second.disk_cache_hits << " from the cache), "
+            << static_cast<int>(second.seconds + 0.5) << " s |\n";
+}
+
 }  // namespace
 }  // namespace aoti

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/program.h"
+#include "reducer/compile_cache.h"
 #include "reducer/oracle.h"
 
 namespace aoti {
@@ -22,6 +23,7 @@ struct ReduceOptions {
   std::vector<std::string> strategies;  // empty: all, in registry order
   bool skip_export_errors = true;  // a candidate torch.export cannot load counts as not failing
   bool offload_to_disk = false;    // keep the eager values on disk, not in memory
+  CompileCacheOptions compile_cache;  // compiled candidates kept across runs ("" dir: none)
 };
 
 struct LogEntry {

@@ -1,0 +1,154 @@
+#include "reducer/compile_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include <c10/util/hash.h>
+#include <glog/logging.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/errors.h"
+#include "harness/tensor_bundle.h"
+
+namespace aoti {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kFormat[] = "aoti_harness.compile_cache/1";
+
+nlohmann::json ToJson(const CompileResult& r) {
+  return {{"format", kFormat},        {"ok", r.ok},           {"phase", r.phase},
+          {"seconds", r.seconds},     {"error_type", r.error_type}, {"message", r.message},
+          {"compiler_errors", r.compiler_errors}};
+}
+
+}  // namespace
+
+CompileCache::CompileCache(CompileCacheOptions options) : options_(std::move(options)) {
+  if (!enabled()) return;
+  std::error_code ec;
+  fs::create_directories(options_.dir, ec);
+  if (ec) {
+    LOG(WARNING) << "compile cache " << options_.dir << " cannot be created (" << ec.message()
+                 << "); compiling without it";
+    options_.dir.clear();
+  }
+}
+
+CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t max_mb) {
+  CompileCacheOptions o;
+  o.dir = dir_flag == "none" ? "" : dir_flag.empty() ? CompileCache::DefaultDir() : dir_flag;
+  o.max_bytes = max_mb * (int64_t{1} << 20);
+  return o;
+}
+
+std::string CompileCache::DefaultDir() {
+  if (const char* d = std::getenv("AOTI_COMPILE_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/aoti_harness/compile_cache";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/aoti_harness/compile_cache";
+  return "";
+}
+
+std::string CompileCache::Key(const std::vector<std::string>& parts) {
+  std::string all = kFormat;
+  for (const auto& p : parts) all += "\n" + std::to_string(p.size()) + ":" + p;
+  return c10::sha1(all).str();
+}
+
+std::string CompileCache::EntryDir(const std::string& key) const {
+  return options_.dir + "/" + key.substr(0, 2) + "/" + key;
+}
+
+std::optional<CompileResult> CompileCache::Lookup(const std::string& key, const std::string& out) {
+  if (!enabled()) return std::nullopt;
+  const std::string entry = EntryDir(key);
+  std::error_code ec;
+  if (!fs::exists(entry + "/result.json", ec)) {
+    ++misses_;
+    return std::nullopt;
+  }
+  try {
+    const auto j = nlohmann::json::parse(ReadTextFile(entry + "/result.json"));
+    if (j.value("format", "") != kFormat) throw HarnessError("another format");
+    CompileResult r;
+    r.ok = j.at("ok").get<bool>();
+    r.phase = j.at("phase").get<std::string>();
+    r.seconds = j.value("seconds", 0.0);
+    r.error_type = j.value("error_type", "");
+    r.message = j.value("message", "");
+    r.compiler_errors = j.value("compiler_errors", "");
+    if (fs::exists(entry + "/archive.pt2", ec)) {
+      fs::copy_file(entry + "/archive.pt2", out, fs::copy_options::overwrite_existing);
+      r.out = out;
+    }
+    fs::last_write_time(entry, fs::file_time_type::clock::now(), ec);  // recently used
+    ++hits_;
+    return r;
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "compile cache entry " << entry << " is unreadable (" << e.what() << "); removing it";
+    fs::remove_all(entry, ec);
+    ++misses_;
+    return std::nullopt;
+  }
+}
+
+void CompileCache::Store(const std::string& key, const CompileResult& result, const std::string& archive) {
+  if (!enabled()) return;
+  const std::string entry = EntryDir(key);
+  std::error_code ec;
+  if (fs::exists(entry, ec)) return;
+  std::random_device rd;
+  const std::string tmp = options_.dir + "/.tmp_" + std::to_string(::getpid()) + "_" + std::to_string(rd());
+  try {
+    fs::create_directories(tmp);
+    if (!archive.empty() && fs::exists(archive)) fs::copy_file(archive, tmp + "/archive.pt2");
+    WriteTextFile(tmp + "/result.json", ToJson(result).dump(1));
+    fs::create_directories(fs::path(entry).parent_path());
+    fs::rename(tmp, entry);  // another run may have stored it first: then this one goes
+    ++stores_;
+  } catch (const std::exception& e) {
+    if (!fs::exists(entry, ec)) {
+      LOG(WARNING) << "compile cache: cannot store " << key << " (" << e.what() << ")";
+    }
+  }
+  fs::remove_all(tmp, ec);
+  Evict();
+}
+
+void CompileCache::Evict() {
+  if (!enabled() || options_.max_bytes <= 0) return;
+  struct Entry {
+    fs::path path;
+    fs::file_time_type used;
+    int64_t bytes = 0;
+  };
+  std::vector<Entry> entries;
+  int64_t total = 0;
+  std::error_code ec;
+  for (const auto& shard : fs::directory_iterator(options_.dir, ec)) {
+    if (!shard.is_directory(ec) || shard.path().filename().string().rfind(".tmp_", 0) == 0) continue;
+    for (const auto& e : fs::directory_iterator(shard.path(), ec)) {
+      Entry entry{e.path(), fs::last_write_time(e.path(), ec), 0};
+      for (const auto& f : fs::directory_iterator(e.path(), ec)) {
+        if (f.is_regular_file(ec)) entry.bytes += static_cast<int64_t>(f.file_size(ec));
+      }
+      total += entry.bytes;
+      entries.push_back(std::move(entry));
+    }
+  }
+  if (total <= options_.max_bytes) return;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  for (const auto& e : entries) {
+    if (total <= options_.max_bytes) break;
+    fs::remove_all(e.path, ec);
+    total -= e.bytes;
+    VLOG(1) << "compile cache: evicted " << e.path.string();
+  }
+}
+
+}  // namespace aoti

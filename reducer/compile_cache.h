@@ -1,0 +1,65 @@
+// CompileCache: compiled candidates on disk, kept across runs, so a re-run of the same
+// reduction (in CI, on a laptop) compiles nothing it compiled before.
+//
+// An entry is keyed by a SHA-1 of everything a compile depends on: the candidate's
+// canonical program text, its inputs' metadata (dtype, sizes, strides), the weights and
+// constants it reads, the inductor configs, the torch version and the host's CPU ISA
+// flags (Oracle::DiskKey puts them together). It holds the compile server's answer
+// (result.json) and the archive it wrote (compiled model, or the recorded compile
+// error), under <dir>/<k[0:2]>/<k>/. Entries are written aside and renamed into place,
+// so concurrent runs never see half an entry; each hit refreshes the entry's time, and
+// the oldest entries go first when the cache passes its size cap.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reducer/compile_client.h"
+
+namespace aoti {
+
+struct CompileCacheOptions {
+  std::string dir;                              // "" disables the cache
+  int64_t max_bytes = int64_t{4} << 30;         // eviction beyond this
+};
+
+// CompileCacheOptionsFor: a --aoti_compile_cache_dir value ("" for the default, "none"
+// for no cache) and a size cap in MiB.
+CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t max_mb);
+
+class CompileCache {
+ public:
+  explicit CompileCache(CompileCacheOptions options);
+
+  // DefaultDir: $AOTI_COMPILE_CACHE_DIR, else $XDG_CACHE_HOME/aoti_harness/compile_cache,
+  // else ~/.cache/aoti_harness/compile_cache ("" when none of them is set).
+  static std::string DefaultDir();
+  // Key: the SHA-1 (hex) of the parts, each length-prefixed.
+  static std::string Key(const std::vector<std::string>& parts);
+
+  bool enabled() const { return !options_.dir.empty(); }
+  const std::string& dir() const { return options_.dir; }
+
+  // Lookup: on a hit, copies the entry's archive to `out` and returns the answer with
+  // `out` set to it; nullopt on a miss or an unreadable entry (which is removed).
+  std::optional<CompileResult> Lookup(const std::string& key, const std::string& out);
+  // Store keeps the answer and, when it exists, the archive. Never throws: a cache that
+  // cannot be written is logged and skipped.
+  void Store(const std::string& key, const CompileResult& result, const std::string& archive);
+  // Evict removes the least recently used entries until the cache fits its cap.
+  void Evict();
+
+  int hits() const { return hits_; }
+  int misses() const { return misses_; }
+  int stores() const { return stores_; }
+
+ private:
+  std::string EntryDir(const std::string& key) const;
+
+  CompileCacheOptions options_;
+  int hits_ = 0, misses_ = 0, stores_ = 0;
+};
+
+}  // namespace aoti

@@ -1,0 +1,124 @@
+// The disk compile cache on its own: a stored answer and archive come back on a later
+// lookup (from another cache object, as in a later run); a different key misses; a
+// corrupt entry is a miss and is removed; the least recently used entries go first when
+// the cache passes its cap; a cache that cannot be created turns itself off.
+#include "reducer/compile_cache.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "harness/tensor_bundle.h"
+
+namespace aoti {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CompileCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp_ = std::string(std::getenv("TEST_TMPDIR")) + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(tmp_);
+    fs::create_directories(tmp_);
+    dir_ = tmp_ + "/cache";
+  }
+
+  std::string Archive(const std::string& name, size_t bytes) {
+    const std::string path = tmp_ + "/" + name;
+    WriteTextFile(path, std::string(bytes, 'x'));
+    return path;
+  }
+
+  static CompileResult Answer(const std::string& phase) {
+    CompileResult r;
+    r.ok = phase == "done";
+    r.phase = phase;
+    r.seconds = 12.5;
+    if (phase == "compile") {
+      r.error_type = "CppCompileError";
+      r.message = "k.cpp: In function 'void cpp_fused_relu_0(float*)':\nerror: boom";
+      r.compiler_errors = "error: boom";
+    }
+    return r;
+  }
+
+  std::string tmp_, dir_;
+};
+
+TEST_F(CompileCacheTest, AStoredCompileComesBackInALaterRun) {
+  const std::string key = CompileCache::Key({"program", "relu", "configs", "{}"});
+  {
+    CompileCache first({dir_});
+    EXPECT_FALSE(first.Lookup(key, tmp_ + "/out.pt2"));
+    first.Store(key, Answer("compile"), Archive("compiled.pt2", 100));
+    EXPECT_EQ(first.stores(), 1);
+  }
+  CompileCache later({dir_});
+  const auto hit = later.Lookup(key, tmp_ + "/out.pt2");
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(later.hits(), 1);
+  EXPECT_EQ(hit->phase, "compile");
+  EXPECT_FALSE(hit->ok);
+  EXPECT_EQ(hit->message, Answer("compile").message);
+  EXPECT_EQ(hit->out, tmp_ + "/out.pt2");
+  EXPECT_EQ(ReadTextFile(tmp_ + "/out.pt2"), std::string(100, 'x'));
+  // Any part of the key changes it.
+  EXPECT_FALSE(later.Lookup(CompileCache::Key({"program", "relu", "configs", "{\"a\": 1}"}), tmp_ + "/o.pt2"));
+  EXPECT_NE(CompileCache::Key({"ab", "c"}), CompileCache::Key({"a", "bc"}));
+}
+
+TEST_F(CompileCacheTest, ACorruptEntryIsAMissAndIsRemoved) {
+  const std::string key = CompileCache::Key({"x"});
+  CompileCache cache({dir_});
+  cache.Store(key, Answer("done"), Archive("a.pt2", 10));
+  const std::string entry = dir_ + "/" + key.substr(0, 2) + "/" + key;
+  WriteTextFile(entry + "/result.json", "{not json");
+  EXPECT_FALSE(cache.Lookup(key, tmp_ + "/out.pt2"));
+  EXPECT_FALSE(fs::exists(entry));
+  // And it can be stored again.
+  cache.Store(key, Answer("done"), Archive("a.pt2", 10));
+  EXPECT_TRUE(cache.Lookup(key, tmp_ + "/out.pt2"));
+}
+
+TEST_F(CompileCacheTest, TheLeastRecentlyUsedGoFirstPastTheCap) {
+  CompileCache cache({dir_, /*max_bytes=*/2500});
+  const std::string a = CompileCache::Key({"a"}), b = CompileCache::Key({"b"}), c = CompileCache::Key({"c"});
+  cache.Store(a, Answer("done"), Archive("a.pt2", 1000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  cache.Store(b, Answer("done"), Archive("b.pt2", 1000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(cache.Lookup(a, tmp_ + "/out.pt2"));  // a is now the more recently used
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  cache.Store(c, Answer("done"), Archive("c.pt2", 1000));  // 3000+ bytes: one must go
+  EXPECT_TRUE(cache.Lookup(a, tmp_ + "/out.pt2"));
+  EXPECT_FALSE(cache.Lookup(b, tmp_ + "/out.pt2")) << "b was the least recently used";
+  EXPECT_TRUE(cache.Lookup(c, tmp_ + "/out.pt2"));
+}
+
+TEST_F(CompileCacheTest, ACacheThatCannotBeCreatedTurnsItselfOff) {
+  WriteTextFile(tmp_ + "/file", "");
+  CompileCache cache({tmp_ + "/file/cache"});
+  EXPECT_FALSE(cache.enabled());
+  cache.Store(CompileCache::Key({"a"}), Answer("done"), "");
+  EXPECT_FALSE(cache.Lookup(CompileCache::Key({"a"}), tmp_ + "/out.pt2"));
+}
+
+TEST_F(CompileCacheTest, DefaultDirFollowsTheEnvironment) {
+  ::setenv("AOTI_COMPILE_CACHE_DIR", "/x/y", 1);
+  EXPECT_EQ(CompileCache::DefaultDir(), "/x/y");
+  ::unsetenv("AOTI_COMPILE_CACHE_DIR");
+  ::setenv("XDG_CACHE_HOME", "/xdg", 1);
+  EXPECT_EQ(CompileCache::DefaultDir(), "/xdg/aoti_harness/compile_cache");
+  ::unsetenv("XDG_CACHE_HOME");
+  ::setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(CompileCache::DefaultDir(), "/home/u/.cache/aoti_harness/compile_cache");
+}
+
+}  // namespace
+}  // namespace aoti
