@@ -8,6 +8,7 @@
 #include "harness/errors.h"
 #include "harness/json_util.h"
 #include "harness/program.h"
+#include "harness/tensor_io.h"
 
 namespace aoti {
 namespace {
@@ -64,19 +65,15 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
                            " strides");
       }
       if (offset < 0) throw HarnessError(what + ": negative storage offset " + std::to_string(offset));
-      int64_t extent = 0;  // elements needed past the offset
-      bool empty = false, overflow = false;
       for (size_t i = 0; i < sizes.size(); ++i) {
         if (sizes[i] < 0 || strides[i] < 0) {
           throw HarnessError(what + ": negative size or stride (dimension " + std::to_string(i) + ")");
         }
-        if (sizes[i] == 0) empty = true;
-        int64_t span = 0;
-        overflow |= __builtin_mul_overflow(sizes[i] == 0 ? 0 : sizes[i] - 1, strides[i], &span) ||
-                    __builtin_add_overflow(extent, span, &extent);
       }
+      const std::optional<int64_t> extent = StorageExtent(sizes, strides);
+      const bool empty = extent && *extent == 0;
       int64_t needed = 0;
-      if (!empty && (overflow || __builtin_add_overflow(offset, extent + 1, &needed) ||
+      if (!empty && (!extent || __builtin_add_overflow(offset, *extent, &needed) ||
                      __builtin_mul_overflow(needed, item, &needed))) {
         throw HarnessError(what + ": its sizes, strides and offset reach past 64-bit addresses");
       }

@@ -90,6 +90,20 @@ TensorRecord TensorRecordFromJson(const nlohmann::json& j, const std::string& wh
   return r;
 }
 
+std::optional<int64_t> StorageExtent(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  for (int64_t s : sizes) {
+    if (s == 0) return 0;
+  }
+  int64_t extent = 1;
+  for (size_t d = 0; d < sizes.size() && d < strides.size(); ++d) {
+    int64_t span = 0;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &span) || __builtin_add_overflow(extent, span, &extent)) {
+      return std::nullopt;
+    }
+  }
+  return extent;
+}
+
 at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
                          const std::string& what) {
   int64_t numel = 1;
@@ -124,26 +138,19 @@ at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
   }
   if (expected) std::memcpy(contiguous.data_ptr(), bytes.data(), expected);
   if (record.strides.empty() || record.strides == contiguous.strides().vec()) return contiguous;
-  // The memory the recorded layout spans, once broadcast dimensions are folded. A layout
-  // that spans far more than its values (a column of a huge matrix) is not rebuilt: the
-  // values come back contiguous, as for any layout that cannot be rebuilt.
+  // A layout that spans far more memory than its values (a column of a huge matrix) is
+  // not rebuilt: the values come back contiguous, as for any layout that cannot be
+  // rebuilt. Broadcast dimensions (stride 0) span nothing.
+  const std::optional<int64_t> extent = StorageExtent(record.sizes, record.strides);
+  if (!extent || *extent > 1024 * numel + (int64_t{1} << 20)) return contiguous;
   std::vector<int64_t> stored_sizes = record.sizes;
   at::Tensor source = contiguous;
-  int64_t extent = 1;
-  bool too_wide = false;
   for (size_t d = 0; d < record.sizes.size(); ++d) {
     if (record.strides[d] == 0 && record.sizes[d] > 1) {
       stored_sizes[d] = 1;
       source = source.narrow(static_cast<int64_t>(d), 0, 1);
-      continue;
-    }
-    int64_t span = 0;
-    if (__builtin_mul_overflow(record.sizes[d] - 1, record.strides[d], &span) ||
-        __builtin_add_overflow(extent, span, &extent)) {
-      too_wide = true;
     }
   }
-  if (too_wide || extent > 1024 * numel + (int64_t{1} << 20)) return contiguous;
   // A broadcast layout (stride 0, from expand) holds one copy of each repeated value:
   // write that copy, then view it with the recorded strides again.
   try {
@@ -157,11 +164,9 @@ at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
 
 at::Tensor CopyOf(const at::Tensor& t) {
   if (!t.defined()) return t;
-  int64_t extent = 1;  // elements of memory the view reaches, from its first element
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) == 0) return at::empty_strided(t.sizes(), t.strides(), t.options());
-    extent += (t.size(d) - 1) * t.stride(d);
-  }
+  // A live tensor's layout cannot overflow.
+  const int64_t extent = StorageExtent(t.sizes().vec(), t.strides().vec()).value_or(0);
+  if (extent == 0) return at::empty_strided(t.sizes(), t.strides(), t.options());
   return t.as_strided({extent}, {1}).clone().as_strided(t.sizes(), t.strides(), 0);
 }
 

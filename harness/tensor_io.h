@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ struct RawTensor {
 // EncodeRawTensor: `t` (any device, any layout) as a raw tensor named `name`, to be stored
 // as `file`. The record keeps t's strides.
 RawTensor EncodeRawTensor(const at::Tensor& t, const std::string& name, const std::string& file);
+
+// StorageExtent: the elements of memory a layout reaches from its first element,
+// 1 + sum((size - 1) * stride); 0 for an empty layout; nullopt when it overflows 64 bits.
+// Sizes and strides of the same length.
+std::optional<int64_t> StorageExtent(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 
 // ReadRawTensor builds a CPU tensor from `bytes` (contiguous data). Throws HarnessError
 // naming `what` when the byte count does not match dtype and sizes.

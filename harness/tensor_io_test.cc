@@ -63,6 +63,16 @@ TEST(TensorIo, WrongByteCountIsAnError) {
   }
 }
 
+TEST(StorageExtent, CountsTheElementsALayoutReaches) {
+  EXPECT_EQ(StorageExtent({4, 6}, {6, 1}), 24);
+  EXPECT_EQ(StorageExtent({6, 4}, {1, 6}), 24);           // transposed
+  EXPECT_EQ(StorageExtent({4, 3}, {6, 2}), 23);           // every other column
+  EXPECT_EQ(StorageExtent({3, 6}, {0, 1}), 6);            // broadcast rows span nothing
+  EXPECT_EQ(StorageExtent({}, {}), 1);                    // 0-dim
+  EXPECT_EQ(StorageExtent({5, 0}, {int64_t{1} << 62, 1}), 0);  // empty, whatever the strides
+  EXPECT_EQ(StorageExtent({int64_t{1} << 40, 4}, {int64_t{1} << 40, 1}), std::nullopt);  // overflow
+}
+
 TEST(CopyOf, KeepsValuesSizesAndStridesAndOwnsItsMemory) {
   const at::Tensor base = at::arange(24, at::kFloat).reshape({4, 6});
   for (const at::Tensor& t : {base, base.t(), base.slice(1, 1, 5, 2), base.select(0, 1).unsqueeze(0).expand({3, 6}),
