@@ -18,6 +18,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reducer/testdata/fake_server.h"
+
 DEFINE_string(python, "", "A Python interpreter.");
 DEFINE_string(fake_server, "", "reducer/testdata/fake_compile_server.py");
 
@@ -29,22 +31,12 @@ using ::testing::HasSubstr;
 class CompileClientFaults : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string tmp = std::getenv("TEST_TMPDIR");
-    mode_file_ = tmp + "/mode";
-    pid_file_ = tmp + "/pids";
-    std::remove(pid_file_.c_str());
-    ::setenv("FAKE_SERVER_MODE_FILE", mode_file_.c_str(), 1);
-    ::setenv("FAKE_SERVER_PID_FILE", pid_file_.c_str(), 1);
-    SetMode("ok");
-    CompileServerOptions o;
-    o.python = FLAGS_python;
-    o.server_script = FLAGS_fake_server;
-    o.timeout_s = 3;
-    o.log_path = tmp + "/server.log";
-    client_ = std::make_unique<CompileClient>(o);
+    server_ = std::make_unique<FakeServer>(FLAGS_python, FLAGS_fake_server, 3);
+    pid_file_ = server_->pid_file();
+    client_ = std::make_unique<CompileClient>(server_->options());
   }
 
-  void SetMode(const std::string& mode) { std::ofstream(mode_file_) << mode << "\n"; }
+  void SetMode(const std::string& mode) { server_->SetMode(mode); }
 
   CompileResult Compile() { return client_->Compile("cand.pt2", "cand_aoti.pt2", "{}"); }
 
@@ -77,7 +69,8 @@ class CompileClientFaults : public ::testing::Test {
     EXPECT_EQ(client_->restarts(), restarts_before + 1);
   }
 
-  std::string mode_file_, pid_file_;
+  std::unique_ptr<FakeServer> server_;
+  std::string pid_file_;
   std::unique_ptr<CompileClient> client_;
 };
 

@@ -15,6 +15,7 @@
 #include "harness/pt2_archive.h"
 #include "harness/temp_dir.h"
 #include "reducer/graph_edit.h"
+#include "reducer/testdata/fake_server.h"
 
 DEFINE_string(python, "", "A Python interpreter.");
 DEFINE_string(fake_server, "", "reducer/testdata/fake_compile_server.py");
@@ -25,17 +26,8 @@ namespace {
 class OracleCache : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string tmp = std::getenv("TEST_TMPDIR");
-    mode_file_ = tmp + "/mode";
-    ::setenv("FAKE_SERVER_MODE_FILE", mode_file_.c_str(), 1);
-    ::setenv("FAKE_SERVER_PID_FILE", (tmp + "/pids").c_str(), 1);
-    SetMode("ok");
-    CompileServerOptions o;
-    o.python = FLAGS_python;
-    o.server_script = FLAGS_fake_server;
-    o.timeout_s = 2;
-    o.log_path = tmp + "/server.log";
-    client_ = std::make_unique<CompileClient>(o);
+    server_ = std::make_unique<FakeServer>(FLAGS_python, FLAGS_fake_server, 2);
+    client_ = std::make_unique<CompileClient>(server_->options());
     archive_ = Pt2Archive::Open("testdata/corpus/mlp.pt2");
     program_ = Program::Parse(archive_->ProgramJson("model"), "mlp");
     const auto names = UserInputNames(program_);
@@ -47,7 +39,7 @@ class OracleCache : public ::testing::Test {
     oracle_->SetTarget("accuracy", "");
   }
 
-  void SetMode(const std::string& mode) { std::ofstream(mode_file_) << mode << "\n"; }
+  void SetMode(const std::string& mode) { server_->SetMode(mode); }
 
   // The first k nodes (the last one's value returned): a smaller candidate.
   Program Prefix(size_t k) {
@@ -56,7 +48,7 @@ class OracleCache : public ::testing::Test {
     return KeepNodes(program_, keep, OutputMode::kLast);
   }
 
-  std::string mode_file_;
+  std::unique_ptr<FakeServer> server_;
   std::unique_ptr<CompileClient> client_;
   std::unique_ptr<Pt2Archive> archive_;
   Program program_;
