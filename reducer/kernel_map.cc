@@ -1,7 +1,6 @@
 #include "reducer/kernel_map.h"
 
 #include <regex>
-#include <sstream>
 
 #include "reducer/graph_edit.h"
 

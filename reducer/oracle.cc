@@ -37,6 +37,7 @@ Oracle::Oracle(const Pt2Archive& original, std::string model, std::string induct
 void Oracle::UseDiskCache(CompileCache* cache) {
   disk_ = cache && cache->enabled() ? cache : nullptr;
   if (!disk_ || !state_digest_.empty()) return;
+  for (const auto& f : DetectHost().cpu_flags) host_isa_ += f + " ";
   // Candidates read the original's weights and constants: the same program over other
   // weights is another compile.
   std::vector<std::string> parts;
@@ -63,12 +64,10 @@ std::string Oracle::DiskKey(const Program& candidate, const std::string& configs
     configs = nlohmann::json::parse(configs_json).dump();  // canonical: sorted keys
   } catch (const nlohmann::json::exception&) {
   }
-  std::string isa;
-  for (const auto& f : DetectHost().cpu_flags) isa += f + " ";
   std::string libraries;
   for (const auto& l : check_.runner.op_libraries) libraries += l + ";";
   return CompileCache::Key({"program", candidate.ToJson(), "model", model_, "inputs", inputs, "state", state_digest_,
-                            "configs", configs, "torch", TorchVersion(), "isa", isa, "op_libraries", libraries});
+                            "configs", configs, "torch", TorchVersion(), "isa", host_isa_, "op_libraries", libraries});
 }
 
 void Oracle::SetTarget(std::string failure_class, std::string check_str) {

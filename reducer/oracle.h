@@ -106,6 +106,7 @@ class Oracle {
   int compiles_ = 0, cache_hits_ = 0, runs_ = 0, disk_hits_ = 0;
   CompileCache* disk_ = nullptr;
   std::string state_digest_;  // the weights and constants, hashed once for the disk keys
+  std::string host_isa_;      // this host's CPU flags, read once for the disk keys
   bool skip_export_errors_ = true;
   double compile_seconds_ = 0;
 };
