@@ -42,7 +42,10 @@ void CompileClient::Start() {
   try {
     Subprocess::Options spawn;
     spawn.argv = {options_.python, "-u", options_.server_script, "--answer-fd", std::to_string(kAnswerFd)};
-    spawn.env = ChildEnvironment({options_.env_pass_through, {}});
+    // The server's temporary files (its private inductor cache among them) live in a
+    // directory this client removes, so a server killed at a timeout leaves nothing.
+    server_tmp_ = std::make_unique<TempDir>("aoti_compile_server");
+    spawn.env = ChildEnvironment({options_.env_pass_through, {{"TMPDIR", server_tmp_->path()}}});
     spawn.stdin_fd = in_pipe[0];
     spawn.stdout_fd = log_fd;
     spawn.stderr_fd = log_fd;
@@ -77,6 +80,7 @@ void CompileClient::Stop() {
   if (from_server_ >= 0) ::close(from_server_);
   to_server_ = from_server_ = -1;
   server_.reset();  // kills the group and reaps
+  server_tmp_.reset();
 }
 
 bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nlohmann::json* answer,

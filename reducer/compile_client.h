@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/subprocess.h"
+#include "harness/temp_dir.h"
 
 namespace aoti {
 
@@ -57,6 +58,7 @@ class CompileClient {
 
   CompileServerOptions options_;
   std::unique_ptr<Subprocess> server_;
+  std::unique_ptr<TempDir> server_tmp_;  // the server's TMPDIR
   int to_server_ = -1, from_server_ = -1;
   std::string buffer_;
   int restarts_ = 0, requests_ = 0, next_id_ = 1;

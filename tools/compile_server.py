@@ -118,7 +118,25 @@ def answer_stream(argv):
         sys.exit(2)
 
 
+def private_inductor_cache():
+    """Each server compiles into an inductor cache of its own, removed when it exits.
+
+    Inductor's default cache (/tmp/torchinductor_<user>) is shared by every process on
+    the machine. Two servers compiling the same graph at once (two test shards reducing
+    alike programs, two model tests under bazel test --jobs=2) then have g++ write the same
+    .so path, and one of them loads a half-written library. The reducer keeps compiles
+    across runs in its own disk cache (reducer/compile_cache.h) instead."""
+    import atexit
+    import shutil
+
+    path = tempfile.mkdtemp(prefix="aoti_compile_server_")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(path, "inductor_cache")
+    atexit.register(shutil.rmtree, path, True)
+    return os.environ["TORCHINDUCTOR_CACHE_DIR"]
+
+
 def main(argv=None):
+    inductor_cache = private_inductor_cache()  # before torch is imported
     import torch
 
     out = answer_stream(sys.argv[1:] if argv is None else argv)
@@ -138,7 +156,8 @@ def main(argv=None):
             req_id = req.get("id")
             op = req.get("op")
             if op == "ping":
-                answer = {"id": req_id, "ok": True, "torch": torch.__version__, "pid": os.getpid()}
+                answer = {"id": req_id, "ok": True, "torch": torch.__version__, "pid": os.getpid(),
+                          "inductor_cache": inductor_cache}
             elif op == "shutdown":
                 out.write(json.dumps({"id": req_id, "ok": True}) + "\n")
                 out.flush()
