@@ -50,9 +50,10 @@ void Oracle::UseDiskCache(CompileCache* cache) {
   state_digest_ = CompileCache::Key(parts);
 }
 
-std::string Oracle::DiskKey(const Program& candidate, const std::string& configs_json) const {
+std::string Oracle::DiskKey(const Program& candidate, const std::vector<at::Tensor>& candidate_inputs,
+                            const std::string& configs_json) const {
   std::string inputs;
-  for (const auto& t : InputsFor(candidate)) {
+  for (const auto& t : candidate_inputs) {
     inputs += std::string(c10::toString(t.scalar_type())) + "[";
     for (auto s : t.sizes()) inputs += std::to_string(s) + ",";
     inputs += "]/[";
@@ -151,7 +152,9 @@ CompileResult Oracle::Compile(const Program& candidate, const std::string& key, 
   if (it != compiled_.end()) return it->second;
   const std::string program_path = work_dir_ + "/cand_" + key + ".pt2";
   const std::string compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
-  const std::string disk_key = disk_ ? DiskKey(candidate, configs_json) : "";
+  // The inputs once (read back from disk under --offload_to_disk): for the key and the archive.
+  const std::vector<at::Tensor> inputs = InputsFor(candidate);
+  const std::string disk_key = disk_ ? DiskKey(candidate, inputs, configs_json) : "";
   if (disk_) {
     if (auto hit = disk_->Lookup(disk_key, compiled_path)) {
       ++disk_hits_;
@@ -160,7 +163,7 @@ CompileResult Oracle::Compile(const Program& candidate, const std::string& key, 
       return *hit;
     }
   }
-  WriteCandidateArchive(original_, model_, candidate, InputsFor(candidate), configs_json, program_path);
+  WriteCandidateArchive(original_, model_, candidate, inputs, configs_json, program_path);
   ++compiles_;
   CompileResult c = client_->Compile(program_path, compiled_path, configs_json);
   compile_seconds_ += c.seconds;

@@ -46,8 +46,10 @@ class Oracle {
   // UseDiskCache: compiled candidates are looked up in, and stored to, `cache` (which
   // outlives this oracle), keyed by DiskKey.
   void UseDiskCache(CompileCache* cache);
-  // DiskKey: what a compile of `candidate` under `configs_json` depends on, hashed.
-  std::string DiskKey(const Program& candidate, const std::string& configs_json) const;
+  // DiskKey: what a compile of `candidate` (given `inputs`) under `configs_json` depends
+  // on, hashed.
+  std::string DiskKey(const Program& candidate, const std::vector<at::Tensor>& inputs,
+                      const std::string& configs_json) const;
 
   // SetTarget: the failure to preserve.
   void SetTarget(std::string failure_class, std::string check_str);
