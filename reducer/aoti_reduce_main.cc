@@ -45,6 +45,9 @@ DEFINE_string(compile_server, "", "path of tools/compile_server.py (default: nex
 DEFINE_double(compile_timeout_s, 900, "timeout for one compile");
 DEFINE_bool(offload_to_disk, false, "keep the eager intermediates on disk instead of in memory");
 DEFINE_bool(skip_export_error, true, "count a candidate torch.export cannot load as not failing (else abort)");
+DEFINE_int32(jobs, std::getenv("AOTI_REDUCE_JOBS") ? std::atoi(std::getenv("AOTI_REDUCE_JOBS")) : 0,
+             "compile servers at once (0: what fits this machine: two cores and 2 GiB each, at most 8); the result is "
+             "the same whatever the number. Env: AOTI_REDUCE_JOBS");
 DEFINE_bool(print_strategies, false, "list the strategies in the order they run, and exit");
 
 namespace {
@@ -106,6 +109,8 @@ int Main(int argc, char** argv) {
   options.strategies = aoti::SplitFlagList(FLAGS_aoti_reduce_strategies);
   options.compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
   options.offload_to_disk = FLAGS_offload_to_disk;
+  if (FLAGS_jobs < 0) throw aoti::HarnessError("--jobs=" + std::to_string(FLAGS_jobs) + ": expected 0 (fit the machine) or more");
+  options.jobs = FLAGS_jobs;
   options.skip_export_errors = FLAGS_skip_export_error;
   aoti::CompileServerOptions server;
   const char* env_python = std::getenv("AOTI_PYTHON");
@@ -128,7 +133,8 @@ int Main(int argc, char** argv) {
                                             [](const std::string& line) { LOG(INFO) << "reduce: " << line; });
   aoti::WriteArtifacts(r, spec, options, out);
   std::cout << "reduced " << r.failure_class << " from " << r.nodes_before << " to " << r.nodes_after << " nodes with "
-            << r.compiles << " compiles (" << r.cache_hits << " cache hits, " << r.disk_cache_hits
+            << r.compiles << " compiles on " << r.jobs << " compile server" << (r.jobs == 1 ? "" : "s") << " ("
+            << r.speculative_compiles << " compiled ahead and not needed, " << r.cache_hits << " cache hits, " << r.disk_cache_hits
             << " compiles served by the disk cache) in " << r.seconds << " s\n"
             << aoti::FormatGraph(r.minimal) << "artifacts: " << out << "\n";
   return 0;

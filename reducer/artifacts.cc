@@ -317,10 +317,17 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
      << "Reduced `" << spec.package << "` from **" << r.nodes_before << "** to **" << r.nodes_after << "** nodes.\n\n"
      << "## Failure\n\n```\n" << WithReproPath(r.message, r.final_archive) << "\n```\n\n"
      << "## Environment\n\n```\n" << env << "```\n\n"
-     << "## Minimal graph\n\n```\n" << FormatGraph(r.minimal) << "```\n\n"
-     << "## Figures\n\n| what | value |\n| --- | --- |\n"
+     << "## Minimal graph\n\n```\n" << FormatGraph(r.minimal) << "```\n\n";
+  if (!r.dynamic_shapes.empty()) {
+    md << "## Dynamic shapes\n\n";
+    for (const auto& line : r.dynamic_shapes) md << "- " << line << "\n";
+    md << "\n";
+  }
+  md << "## Figures\n\n| what | value |\n| --- | --- |\n"
      << "| nodes before | " << r.nodes_before << " |\n| nodes after | " << r.nodes_after << " |\n"
-     << "| compiles | " << r.compiles << " |\n| cache hits | " << r.cache_hits << " |\n"
+     << "| compiles | " << r.compiles << " |\n| compile servers (--jobs) | " << r.jobs << " |\n"
+     << "| compiled ahead on the pool, never needed (in compiles) | " << r.speculative_compiles << " |\n"
+     << "| cache hits | " << r.cache_hits << " |\n"
      << "| compiles served by the disk cache (earlier runs) | " << r.disk_cache_hits
      << (r.compile_cache_dir.empty() ? " (no disk cache)" : " (" + r.compile_cache_dir + ")") << " |\n"
      << "| runs | " << r.runs << " |\n| wall time | " << r.seconds << " s |\n"
@@ -347,10 +354,13 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
                         {"compiles", r.compiles},
                         {"cache_hits", r.cache_hits},
                         {"disk_cache_hits", r.disk_cache_hits},
+                        {"jobs", r.jobs},
+                        {"speculative_compiles", r.speculative_compiles},
                         {"seconds", r.seconds},
                         {"final_recheck_failed_again", r.final_recheck_failed_again},
                         {"budget_exhausted", r.budget_exhausted},
                         {"strategies", r.strategies},
+                        {"dynamic_shapes", r.dynamic_shapes},
                         {"not_written", not_written}};
   WriteAtomically(out_dir + "/summary.json", summary.dump(1) + "\n");
 }

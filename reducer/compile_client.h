@@ -47,6 +47,7 @@ class CompileClient {
   // problem; throws HarnessError when the server cannot be started at all.
   CompileResult Compile(const std::string& program, const std::string& out, const std::string& inductor_configs_json);
 
+  const CompileServerOptions& options() const { return options_; }
   int restarts() const { return restarts_; }
   int requests() const { return requests_; }
 

@@ -1,7 +1,9 @@
 #include "reducer/oracle.h"
 
 #include <cstdio>
+#include <exception>
 #include <functional>
+#include <thread>
 
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
@@ -32,7 +34,88 @@ Oracle::Oracle(const Pt2Archive& original, std::string model, std::string induct
       values_(values),
       check_(std::move(check)),
       client_(client),
-      work_dir_(std::move(work_dir)) {}
+      work_dir_(std::move(work_dir)) {
+  if (client_) pool_.push_back(client_);
+}
+
+void Oracle::UsePool(std::vector<CompileClient*> clients) {
+  pool_.clear();
+  if (client_) pool_.push_back(client_);
+  for (CompileClient* c : clients) {
+    if (c && c != client_) pool_.push_back(c);
+  }
+}
+
+bool Oracle::Known(const Program& candidate) const {
+  const std::string key = Key(candidate);
+  return cache_.count(key) > 0 || compiled_.count(key) > 0;
+}
+
+void Oracle::Prefetch(const std::vector<Program>& candidates) {
+  if (pool_.size() <= 1) return;
+  struct Job {
+    std::string key, program_path, compiled_path, disk_key;
+    CompileResult result;
+    std::exception_ptr error;
+  };
+  std::vector<Job> jobs;
+  std::set<std::string> seen;
+  for (const Program& candidate : candidates) {
+    if (candidate.nodes.empty()) continue;
+    const std::string key = Key(candidate);
+    if (cache_.count(key) || compiled_.count(key) || !seen.insert(key).second) continue;
+    Job job;
+    job.key = key;
+    job.program_path = work_dir_ + "/cand_" + key + ".pt2";
+    job.compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
+    const std::vector<at::Tensor> inputs = InputsFor(candidate);
+    if (disk_) {
+      job.disk_key = DiskKey(candidate, inputs, configs_);
+      if (auto hit = disk_->Lookup(job.disk_key, job.compiled_path)) {
+        ++disk_hits_;
+        if (hit->out.empty()) hit->out = job.compiled_path;
+        compiled_[key] = *hit;
+        continue;
+      }
+    }
+    // Archives are written here, on this thread (tensors, zip); only the compiles run on
+    // the pool's threads, one per server.
+    WriteCandidateArchive(original_, model_, candidate, inputs, configs_, job.program_path);
+    jobs.push_back(std::move(job));
+  }
+  for (size_t wave = 0; wave < jobs.size(); wave += pool_.size()) {
+    std::vector<std::thread> threads;
+    for (size_t i = wave; i < std::min(jobs.size(), wave + pool_.size()); ++i) {
+      threads.emplace_back([this, &jobs, i, wave] {
+        try {
+          jobs[i].result = pool_[i - wave]->Compile(jobs[i].program_path, jobs[i].compiled_path, configs_);
+        } catch (...) {
+          jobs[i].error = std::current_exception();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  std::exception_ptr error;
+  for (Job& job : jobs) {
+    std::remove(job.program_path.c_str());
+    if (job.error) {
+      if (!error) error = job.error;  // a server could not be started at all
+      continue;
+    }
+    CompileResult& c = job.result;
+    ++compiles_;
+    compile_seconds_ += c.seconds;
+    if (c.out.empty()) c.out = job.compiled_path;
+    if (disk_ && (c.phase == "done" || c.phase == "compile" || c.phase == "load")) disk_->Store(job.disk_key, c, c.out);
+    // A server death or timeout is left for Test to meet (and retry) itself.
+    if (c.phase != "timeout" && c.phase != "server") {
+      compiled_[job.key] = c;
+      prefetched_.insert(job.key);
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
 
 void Oracle::UseDiskCache(CompileCache* cache) {
   disk_ = cache && cache->enabled() ? cache : nullptr;
@@ -110,6 +193,7 @@ Verdict Oracle::Judge(const Program& candidate, const std::string& archive) {
 
 Verdict Oracle::Test(const Program& candidate) {
   const std::string key = Key(candidate);
+  prefetched_.erase(key);
   auto it = cache_.find(key);
   if (it != cache_.end()) {
     ++cache_hits_;

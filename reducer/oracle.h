@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,18 @@ class Oracle {
   Oracle(const Pt2Archive& original, std::string model, std::string inductor_configs_json,
          const ValueStore* values, CheckOptions check, CompileClient* client,
          std::string work_dir);
+
+  // UsePool: the compile clients Prefetch spreads a batch over (the constructor's client
+  // first); one client, or none given, compiles one candidate at a time.
+  void UsePool(std::vector<CompileClient*> clients);
+  int jobs() const { return static_cast<int>(pool_.size()); }
+  // Prefetch: compiles, on the pool at the same time, those of `candidates` that are not
+  // compiled yet (nor in the disk cache), so that Test finds them compiled. No verdict
+  // changes: Test still judges candidates one at a time, in the caller's order, so a
+  // reduction ends the same whatever the pool size. A no-op with one client.
+  void Prefetch(const std::vector<Program>& candidates);
+  // Known: Test would answer without a compile (a verdict, or a compile, already made).
+  bool Known(const Program& candidate) const;
 
   // UseDiskCache: compiled candidates are looked up in, and stored to, `cache` (which
   // outlives this oracle), keyed by DiskKey.
@@ -87,6 +100,9 @@ class Oracle {
   int cache_hits() const { return cache_hits_; }
   int disk_cache_hits() const { return disk_hits_; }
   int runs() const { return runs_; }
+  // speculative_compiles: compiles Prefetch made that no Test asked for (the price of the
+  // pool), counted in compiles() too.
+  int speculative_compiles() const { return static_cast<int>(prefetched_.size()); }
   double compile_seconds() const { return compile_seconds_; }
 
  private:
@@ -100,6 +116,8 @@ class Oracle {
   const ValueStore* values_;
   CheckOptions check_;
   CompileClient* client_;
+  std::vector<CompileClient*> pool_;
+  std::set<std::string> prefetched_;  // compiled by Prefetch, not tested yet
   std::string work_dir_;
   std::string target_class_, check_str_;
   std::map<std::string, Verdict> cache_;

@@ -38,6 +38,9 @@ DEFINE_int32(aoti_repro_level, EnvInt("AOTINDUCTOR_REPRO_LEVEL", 2),
              "Env: AOTINDUCTOR_REPRO_LEVEL.");
 DEFINE_string(aoti_python, "", "Python with torch for the compile server (default: $AOTI_PYTHON).");
 DEFINE_string(aoti_compile_server, "", "tools/compile_server.py (set by aoti_model_test).");
+DEFINE_int32(aoti_reduce_jobs, EnvInt("AOTI_REDUCE_JOBS", 0),
+             "Compile servers a reduction runs at once (0: what fits this machine: two cores and 2 GiB each, at most "
+             "8). The result is the same whatever the number. Env: AOTI_REDUCE_JOBS.");
 DEFINE_double(aoti_reduce_time_budget_s, 0,
               "Time budget of each reduction in a test (0: what is left of Bazel's TEST_TIMEOUT, less a margin; "
               "no budget outside Bazel).");
@@ -111,6 +114,7 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       server.op_libraries = spec.check.runner.op_libraries;
       server.env_pass_through = spec.check.runner.env_pass_through;
       ReduceOptions options;
+      options.jobs = FLAGS_aoti_reduce_jobs;
       options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
       options.time_budget_s =

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 
 #include "reducer/value_store.h"
 
@@ -49,6 +50,18 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   CheckOptions check = spec.check;
   if (check.accuracy.mode == AccuracyMode::kFp64Rmse) check.accuracy.ignore_non_fp = true;
   Oracle oracle(*archive, spec.model, result.inductor_configs_json, &values, check, client, work_dir);
+  // The pool: more servers like the given one, started on their first compile.
+  result.jobs = options.jobs > 0 ? options.jobs : DefaultJobs();
+  std::vector<std::unique_ptr<CompileClient>> more_servers;
+  std::vector<CompileClient*> pool;
+  for (int j = 1; j < result.jobs; ++j) {
+    CompileServerOptions o = client->options();
+    if (!o.log_path.empty()) o.log_path += "." + std::to_string(j);
+    more_servers.push_back(std::make_unique<CompileClient>(o));
+    pool.push_back(more_servers.back().get());
+  }
+  oracle.UsePool(pool);
+  if (result.jobs > 1) progress("compile servers: " + std::to_string(result.jobs) + " (--jobs)");
   CompileCache disk_cache(options.compile_cache);
   oracle.UseDiskCache(&disk_cache);
   if (disk_cache.enabled()) progress("compile cache: " + disk_cache.dir());
@@ -116,11 +129,15 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   result.message = final_verdict.message;
   result.final_archive = final_verdict.archive;
   result.nodes_after = result.minimal.nodes.size();
+  result.dynamic_shapes = DynamicShapeNotes(result.original, result.minimal);
   result.compiles = oracle.compiles();
   result.cache_hits = oracle.cache_hits();
   result.disk_cache_hits = oracle.disk_cache_hits();
   result.compile_cache_dir = disk_cache.dir();
   result.runs = oracle.runs();
+  result.speculative_compiles = oracle.speculative_compiles();
+  result.server_requests.push_back(client->requests());
+  for (const auto& c : more_servers) result.server_requests.push_back(c->requests());
   result.flaky = state.flaky();
   result.compile_seconds = oracle.compile_seconds();
   result.log = state.log();

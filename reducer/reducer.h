@@ -49,6 +49,9 @@ struct ReduceResult {
   size_t nodes_before = 0, nodes_after = 0;
   int compiles = 0, cache_hits = 0, runs = 0, flaky = 0;
   int disk_cache_hits = 0;          // compiles served by the disk cache of earlier runs
+  int jobs = 1;                     // compile servers in the pool
+  int speculative_compiles = 0;     // compiled ahead on the pool, never needed (in compiles)
+  std::vector<int> server_requests;  // requests each compile server of the pool answered
   std::string compile_cache_dir;    // "" when there was none
   double seconds = 0, compile_seconds = 0;
   bool budget_exhausted = false;
@@ -56,6 +59,9 @@ struct ReduceResult {
   std::vector<LogEntry> log;
   std::vector<std::pair<size_t, std::string>> checkpoints;
   std::vector<std::string> strategies;  // the order used
+  // What the minimal program kept of the original's dynamic shapes (DynamicShapeNotes):
+  // dynamic input dimensions with their ranges, and symbols specialised to their values.
+  std::vector<std::string> dynamic_shapes;
 };
 
 ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, CompileClient* client,

@@ -1,10 +1,15 @@
-// ReductionState: what the strategies work on: the current (smallest failing) program,
-// the oracle, the options, the log, and the budget. Try() is the one way a strategy
-// changes the current program.
+// ReductionState: the search engine the strategies propose to. It holds the current
+// (smallest failing) program, the oracle, the budget, the error handling (a candidate that
+// cannot be built is skipped and logged), the log, and the parallelism: TryInOrder and
+// Bisect compile the candidates they will need next together on the oracle's pool, then
+// judge them one at a time in the order one server would, so the result is the same
+// whatever the pool size (llvm-reduce's shape: passes say what to try, the engine tries).
+// Try() is the one way the current program changes.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,9 +26,21 @@ struct ReduceOptions {
   bool skip_sanity = false;       // do not check that the original still fails
   double time_budget_s = 0;       // 0: none; when spent, keep the best so far and say so
   std::vector<std::string> strategies;  // empty: all, in registry order
+  int jobs = 1;                    // compile servers at once; 0: what fits this machine (DefaultJobs)
   bool skip_export_errors = true;  // a candidate torch.export cannot load counts as not failing
   bool offload_to_disk = false;    // keep the eager values on disk, not in memory
   CompileCacheOptions compile_cache;  // compiled candidates kept across runs ("" dir: none)
+};
+
+// DefaultJobs: compile servers this machine fits: one per two cores, two GiB of available
+// memory each (a server with torch plus g++), at most 8, at least 1.
+int DefaultJobs();
+
+// Proposal: one candidate a strategy would like tried, built only when the engine gets
+// to it. build may throw EditRefused (the edit is not possible on this program).
+struct Proposal {
+  std::string what;
+  std::function<Program()> build;
 };
 
 struct LogEntry {
@@ -46,6 +63,14 @@ class ReductionState {
   bool Try(const Program& candidate, const std::string& strategy, const std::string& what);
   // Fails: the oracle's verdict without accepting (for searches such as bisection).
   bool Fails(const Program& candidate);
+
+  // TryInOrder: the proposals tried in order; the first one accepted (Try) ends the
+  // search. Returns its index, or -1. Candidates that cannot be built are skipped.
+  int TryInOrder(const std::vector<Proposal>& proposals, const std::string& strategy);
+  // Bisect: the smallest k in [lo, hi] for which build(k) fails, by binary search, given
+  // that build(hi) fails (it is not tested). A k that cannot be built counts as not
+  // failing. With a pool, the next levels of the search are compiled together.
+  size_t Bisect(size_t lo, size_t hi, const std::function<Program(size_t)>& build);
 
   bool OutOfTime() const;
   // FirstTime: true the first time a tag is asked about in this reduction (a strategy

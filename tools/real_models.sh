@@ -102,8 +102,10 @@ for c in "${cases[@]}"; do targets+=("//:${c}_test"); done
 echo "== DUMP_AOTI_MINIFIER=1 bazel test ${targets[*]} (all PyTorch debug variables set)"
 start=$(date +%s)
 set +e
-# Two at a time on two cores: each reduction compiles with one g++ at a time.
+# Two at a time on two cores: each reduction compiles with one g++ at a time
+# (AOTI_REDUCE_JOBS=1: one compile server each, so two tests fill the two cores).
 DUMP_AOTI_MINIFIER=1 bazel_cmd test "${targets[@]}" --nocache_test_results --local_test_jobs=2 "${test_env[@]}" \
+  --test_env=AOTI_REDUCE_JOBS=1 \
   >"$OUT/planted.bazel.log" 2>&1
 rc=$?
 set -e

@@ -8,18 +8,15 @@ namespace aoti {
 bool IsolateTail(ReductionState& state) {
   const Program p = state.current();
   const size_t n = p.nodes.size();
-  for (size_t w = 1; w < n && !state.OutOfTime(); w *= 2) {
-    std::vector<bool> keep(n, false);
-    for (size_t i = n - w; i < n; ++i) keep[i] = true;
-    try {
-      if (state.Try(KeepNodes(p, keep, OutputMode::kPreserve), "isolate_tail", "kept the last " + std::to_string(w) + " nodes")) {
-        return true;
-      }
-    } catch (const EditRefused& e) {
-      state.Progress("  the last " + std::to_string(w) + " nodes cannot stand alone: " + e.what());
-    }
+  std::vector<Proposal> proposals;
+  for (size_t w = 1; w < n; w *= 2) {
+    proposals.push_back({"kept the last " + std::to_string(w) + " nodes", [&p, n, w] {
+                           std::vector<bool> keep(n, false);
+                           for (size_t i = n - w; i < n; ++i) keep[i] = true;
+                           return KeepNodes(p, keep, OutputMode::kPreserve);
+                         }});
   }
-  return false;
+  return state.TryInOrder(proposals, "isolate_tail") >= 0;
 }
 
 }  // namespace aoti

@@ -12,19 +12,20 @@ bool RemoveOutputs(ReductionState& state) {
     if (s.kind == OutputKind::kUserOutput && !s.value_name.empty()) outs.push_back(s.value_name);
   }
   if (outs.size() <= 1) return false;
-  for (size_t keep = 0; keep < outs.size() && !state.OutOfTime(); ++keep) {
+  std::vector<Proposal> proposals;
+  for (size_t keep = 0; keep < outs.size(); ++keep) {
     std::set<std::string> drop(outs.begin(), outs.end());
     drop.erase(outs[keep]);
-    if (state.Try(DropOutputs(p, drop), "remove_outputs", "kept only output '" + outs[keep] + "'")) return true;
+    proposals.push_back({"kept only output '" + outs[keep] + "'", [&p, drop] { return DropOutputs(p, drop); }});
   }
-  for (size_t half = 0; half < 2 && !state.OutOfTime(); ++half) {
+  for (size_t half = 0; half < 2; ++half) {
     std::set<std::string> drop;
     for (size_t i = 0; i < outs.size(); ++i) {
       if ((i < outs.size() / 2) == (half == 0)) drop.insert(outs[i]);
     }
-    if (state.Try(DropOutputs(p, drop), "remove_outputs", "dropped " + std::to_string(drop.size()) + " outputs")) return true;
+    proposals.push_back({"dropped " + std::to_string(drop.size()) + " outputs", [&p, drop] { return DropOutputs(p, drop); }});
   }
-  return false;
+  return state.TryInOrder(proposals, "remove_outputs") >= 0;
 }
 
 }  // namespace aoti
