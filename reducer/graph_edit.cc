@@ -15,6 +15,29 @@ json TensorArg(const std::string& name) { return json{{"as_tensor", {{"name", na
 
 bool IsSymValue(const Program& p, const std::string& name) { return p.tensor_values.count(name) == 0; }
 
+// SpecialiseSymInts: symbolic ints named in `values` become those literal ints in an
+// Argument union (a single SymInt, or one in a list).
+void SpecialiseSymInts(json* arg, const std::map<std::string, int64_t>& values) {
+  if (values.empty() || !arg->is_object() || arg->size() != 1) return;
+  const std::string key = arg->begin().key();
+  json& body = arg->begin().value();
+  auto literal = [&](const json& e, int64_t* out) {
+    if (!e.is_object() || !e.contains("as_name") || !e.at("as_name").is_string()) return false;
+    auto it = values.find(e.at("as_name").get<std::string>());
+    if (it == values.end()) return false;
+    *out = it->second;
+    return true;
+  };
+  int64_t v = 0;
+  if (key == "as_sym_int" && literal(body, &v)) {
+    *arg = json{{"as_int", v}};
+  } else if (key == "as_sym_ints" && body.is_array()) {
+    for (auto& e : body) {
+      if (literal(e, &v)) e = json{{"as_int", v}};
+    }
+  }
+}
+
 json Leaf() { return json{{"type", nullptr}, {"context", nullptr}, {"children_spec", json::array()}}; }
 
 // The calling convention torch.export records for the root module: (args, kwargs) in and
@@ -94,6 +117,57 @@ std::vector<std::string> UserInputNames(const Program& program) {
   return names;
 }
 
+std::vector<std::string> DynamicShapeNotes(const Program& original, const Program& reduced) {
+  std::vector<std::string> notes;
+  // "Symbol('s77', positive=True, integer=True)" -> "s77"
+  auto symbol_name = [](const std::string& expr) {
+    const std::string head = "Symbol('";
+    if (expr.rfind(head, 0) == 0) {
+      const size_t end = expr.find('\'', head.size());
+      if (end != std::string::npos) return expr.substr(head.size(), end - head.size());
+    }
+    return expr;
+  };
+  for (const auto& name : UserInputNames(reduced)) {
+    auto it = reduced.tensor_values.find(name);
+    if (it == reduced.tensor_values.end()) continue;
+    for (size_t d = 0; d < it->second.sizes.size(); ++d) {
+      if (!it->second.sizes[d].is_symbolic()) continue;
+      const std::string sym = symbol_name(it->second.sizes[d].sym);
+      std::string range;
+      auto r = reduced.range_constraints.find(sym);
+      if (r != reduced.range_constraints.end()) {
+        range = " in [" + std::to_string(r->second.min) + ", " +
+                (r->second.max == INT64_MAX ? std::string("inf") : std::to_string(r->second.max)) + "]";
+      }
+      notes.push_back("kept dynamic: input '" + name + "' dimension " + std::to_string(d) + " is " + sym + range);
+    }
+  }
+  std::map<std::string, const Node*> by_name;
+  for (const auto& n : original.nodes) by_name[n.name] = &n;
+  for (const auto& n : reduced.nodes) {
+    auto it = by_name.find(n.name);
+    if (it == by_name.end() || it->second->inputs.size() != n.inputs.size()) continue;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const json& before = it->second->inputs[i].arg;
+      const json& after = n.inputs[i].arg;
+      auto note = [&](const json& was, const json& now) {
+        if (was.is_object() && was.contains("as_name") && was["as_name"].is_string() && now.is_object() &&
+            now.contains("as_int")) {
+          notes.push_back("specialised: '" + was["as_name"].get<std::string>() + "' is " + now["as_int"].dump() +
+                          " (the value export observed) in node '" + n.name + "'");
+        }
+      };
+      if (before.contains("as_sym_int") && after.contains("as_int")) note(before["as_sym_int"], after);
+      if (before.contains("as_sym_ints") && after.contains("as_sym_ints") && before["as_sym_ints"].is_array() &&
+          after["as_sym_ints"].is_array() && before["as_sym_ints"].size() == after["as_sym_ints"].size()) {
+        for (size_t k = 0; k < before["as_sym_ints"].size(); ++k) note(before["as_sym_ints"][k], after["as_sym_ints"][k]);
+      }
+    }
+  }
+  return notes;
+}
+
 std::string ShortTarget(const std::string& target) {
   return target.rfind("torch.ops.", 0) == 0 ? target.substr(10) : target;
 }
@@ -125,6 +199,89 @@ Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputM
   std::set<std::string> current_outputs;
   for (const auto& s : program.output_specs) {
     if (s.kind == OutputKind::kUserOutput && !s.value_name.empty()) current_outputs.insert(s.value_name);
+  }
+  // Symbolic ints the kept nodes read but no kept node makes: each is made again from a
+  // tensor input with a dimension of exactly that symbol (aten.sym_size.int), so the
+  // dimension stays dynamic with its range; else it is specialised to the value export
+  // observed (its hint); else the edit is refused.
+  {
+    std::vector<Node> derived;
+    std::map<std::string, int64_t> specialised;
+    std::vector<std::string> extra_reads;
+    for (const auto& v : read_order) {
+      if (existing.count(v) || made.count(v) || !IsSymValue(program, v)) continue;
+      const json& sym_ints = program.document["graph_module"]["graph"].value("sym_int_values", json::object());
+      if (!sym_ints.is_object() || !sym_ints.contains(v)) {
+        throw EditRefused("cutting at '" + v + "' would make a symbolic float or bool an input, which is not supported");
+      }
+      const json& sym = sym_ints.at(v);
+      if (sym.contains("as_int") && sym.at("as_int").is_number_integer()) {
+        specialised[v] = sym.at("as_int").get<int64_t>();
+        continue;
+      }
+      const json expr = sym.value("as_expr", json::object());
+      const std::string expr_str = expr.value("expr_str", "");
+      // Sizes name a plain symbol as DimFromJson does ("s77"). Only a plain symbol can be
+      // read off a dimension; an expression of several symbols cannot be an input's size.
+      const std::string symbol = sym.contains("as_expr") ? DimFromJson(sym).sym : "";
+      const bool plain_symbol =
+          !symbol.empty() && symbol.find_first_not_of(
+                                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos;
+      auto dim_of = [&](const std::string& t) -> int {
+        auto it = program.tensor_values.find(t);
+        if (!plain_symbol || it == program.tensor_values.end()) return -1;
+        for (size_t d = 0; d < it->second.sizes.size(); ++d) {
+          if (it->second.sizes[d].sym == symbol) return static_cast<int>(d);
+        }
+        return -1;
+      };
+      std::string source;
+      int dim = -1;
+      for (const auto& t : read_order) {
+        if (!made.count(t) && (dim = dim_of(t)) >= 0) {
+          source = t;
+          break;
+        }
+      }
+      if (source.empty()) {
+        for (const auto& name : UserInputNames(program)) {
+          if ((dim = dim_of(name)) >= 0) {
+            source = name;
+            extra_reads.push_back(name);
+            break;
+          }
+        }
+      }
+      if (!source.empty()) {
+        Node n;
+        n.name = v;
+        n.target = "torch.ops.aten.sym_size.int";
+        n.inputs = {{"self", TensorArg(source), 1}, {"dim", json{{"as_int", dim}}, 1}};
+        n.outputs = {json{{"as_sym_int", {{"as_name", v}}}}};
+        derived.push_back(std::move(n));
+        continue;
+      }
+      const json hint = expr.value("hint", json());
+      if (hint.is_object() && hint.contains("as_int") && hint.at("as_int").is_number_integer()) {
+        specialised[v] = hint.at("as_int").get<int64_t>();
+        continue;
+      }
+      throw EditRefused("cutting at '" + v + "' would make the symbolic int " + expr_str +
+                        " an input: no input tensor has that dimension and export recorded no value for it");
+    }
+    for (auto& n : p.nodes) {
+      for (auto& a : n.inputs) SpecialiseSymInts(&a.arg, specialised);
+    }
+    p.nodes.insert(p.nodes.begin(), derived.begin(), derived.end());
+    std::vector<std::string> order;
+    for (const auto& v : read_order) {
+      if (!specialised.count(v) && !(IsSymValue(program, v) && !existing.count(v) && !made.count(v))) order.push_back(v);
+    }
+    for (const auto& t : extra_reads) {
+      if (read_by_kept.insert(t).second) order.push_back(t);
+    }
+    for (const auto& n : derived) made.insert(n.name);
+    read_order = std::move(order);
   }
   // Outputs.
   p.output_specs.clear();

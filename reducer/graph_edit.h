@@ -34,8 +34,11 @@ class EditRefused : public HarnessError {
   using HarnessError::HarnessError;
 };
 
-// KeepNodes: keep[i] says whether node i stays. Throws EditRefused when the edit would
-// need a symbolic value as an input (not supported yet).
+// KeepNodes: keep[i] says whether node i stays. A symbolic int the kept nodes read but
+// no longer get is made again (aten.sym_size.int) from an input tensor that has a
+// dimension of exactly that symbol, so the dimension stays dynamic within its range;
+// without one it is specialised to the value export observed. Throws EditRefused when
+// neither is possible (a symbolic float or bool, or an int with no recorded value).
 Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputMode mode);
 
 Program DropOutputs(const Program& program, const std::set<std::string>& outputs);
@@ -57,6 +60,11 @@ Program ExposeIntermediates(const Program& program);
 // specs; they are skipped, not paired.
 std::map<std::string, at::Tensor> UserOutputsByName(const Program& program,
                                                     const std::vector<at::Tensor>& user_outputs);
+
+// DynamicShapeNotes: what a reduced program kept of the original's dynamic shapes, one
+// line each: its dynamic input dimensions (symbol and range), and the symbolic ints it
+// specialised to the value export observed. Empty for a static program.
+std::vector<std::string> DynamicShapeNotes(const Program& original, const Program& reduced);
 
 // UserInputNames: the value names of the program's user inputs, in order.
 std::vector<std::string> UserInputNames(const Program& program);

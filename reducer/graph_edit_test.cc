@@ -2,15 +2,18 @@
 // nodes that write a value read later, and the store keeps each value as its node made it.
 #include "reducer/graph_edit.h"
 
+#include <map>
 #include <set>
 
 #include <ATen/ATen.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/interpreter.h"
 #include "harness/program_state.h"
 #include "harness/pt2_archive.h"
 #include "harness/temp_dir.h"
+#include "reducer/artifacts.h"
 #include "reducer/value_store.h"
 
 namespace aoti {
@@ -105,6 +108,84 @@ TEST(ExposeIntermediates, ReturnsEveryFloatingValueAfterTheOutputs) {
   std::set<std::string> seen;
   for (const auto& s : exposed.output_specs) EXPECT_TRUE(seen.insert(s.value_name).second) << s.value_name;
   EXPECT_GT(exposed.output_specs.size(), original.output_specs.size());
+}
+
+// Every tensor value of one run of `program`, by name.
+std::map<std::string, at::Tensor> AllValues(const Program& program, const Pt2Archive& archive,
+                                            const std::vector<at::Tensor>& inputs) {
+  std::map<std::string, at::Tensor> values;
+  const auto names = UserInputNames(program);
+  for (size_t i = 0; i < names.size(); ++i) values[names[i]] = inputs[i];
+  RunOptions keep;
+  keep.observer = [&](const Node&, const std::string& name, const c10::IValue& v) {
+    if (v.isTensor()) values[name] = v.toTensor().clone();
+  };
+  Interpreter(program, LoadProgramState(archive, "model")).Run(inputs, keep);
+  return values;
+}
+
+// A cut at a symbolic int (x.shape[0] read by a later mul): the symbol is read again off a
+// cut input with that dimension, so the candidate stays dynamic and gives the original's
+// values at another batch size too.
+TEST(KeepNodes, ACutSymbolIsReadOffAnInputWithThatDimension) {
+  auto archive = Pt2Archive::Open(Corpus("dynamic_batch"));
+  const Program original = Program::Parse(archive->ProgramJson("model"), "dynamic_batch");
+  ASSERT_EQ(original.nodes.back().target, "torch.ops.aten.mul.Tensor");
+  std::vector<bool> keep(original.nodes.size(), false);
+  keep.back() = true;  // mul(softmax, sym_size_int_1): the sym_size node is cut away
+  const Program cut = KeepNodes(original, keep, OutputMode::kPreserve);
+  ASSERT_EQ(cut.nodes.size(), 2u) << FormatGraph(cut);
+  EXPECT_EQ(cut.nodes[0].target, "torch.ops.aten.sym_size.int");
+  EXPECT_EQ(cut.nodes[0].inputs[0].arg["as_tensor"]["name"], "softmax");
+  EXPECT_EQ(UserInputNames(cut), std::vector<std::string>{"softmax"});
+  const auto notes = DynamicShapeNotes(original, cut);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "kept dynamic: input 'softmax' dimension 0 is s77 in [2, 64]");
+  // The edited program round-trips through its JSON and runs at batch 8 and at batch 5.
+  const Program reparsed = Program::Parse(cut.ToJson(), "cut");
+  for (int64_t batch : {8, 5}) {
+    const auto values = AllValues(original, *archive, {at::randn({batch, 12})});
+    Interpreter interp(reparsed, LoadProgramState(*archive, "model"));
+    const auto got = interp.RunTensors({values.at("softmax")});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_TRUE(at::allclose(got[0], values.at("mul"))) << "batch " << batch;
+  }
+}
+
+// A symbolic int that no input dimension carries (an expression of two symbols sizing a
+// new tensor) is specialised to the value export observed, and the report says so.
+TEST(KeepNodes, ASymbolNoInputCarriesIsSpecialisedToItsObservedValue) {
+  auto archive = Pt2Archive::Open(Corpus("sym_ops"));
+  const Program original = Program::Parse(archive->ProgramJson("model"), "sym_ops");
+  std::vector<bool> keep(original.nodes.size(), false);
+  for (size_t i = 0; i < original.nodes.size(); ++i) {
+    const std::string& t = original.nodes[i].target;
+    keep[i] = t == "torch.ops.aten.ones.default" || t == "torch.ops.aten.sum.default" || t == "torch.ops.aten.mul.Tensor";
+  }
+  const Program cut = KeepNodes(original, keep, OutputMode::kFrontier);  // mul, read by the removed add, returned
+  EXPECT_EQ(OperatorNames(cut), (std::vector<std::string>{"aten.ones.default", "aten.sum.default", "aten.mul.Tensor"}));
+  const auto& size = cut.nodes[0].inputs[0].arg["as_sym_ints"];
+  ASSERT_TRUE(size.is_array());
+  EXPECT_EQ(size[0], (nlohmann::json{{"as_int", 14}}));  // max(4, 6) + min(4, 6) + 4
+  const auto notes = DynamicShapeNotes(original, cut);
+  EXPECT_THAT(notes, ::testing::Contains("specialised: 'add_1' is 14 (the value export observed) in node 'ones'"));
+  EXPECT_THAT(notes, ::testing::Contains("kept dynamic: input 'x' dimension 0 is s77 in [2, 64]"));
+  const auto values = AllValues(original, *archive, archive->SampleInputs());
+  const auto got = Interpreter(Program::Parse(cut.ToJson(), "cut"), LoadProgramState(*archive, "model"))
+                       .RunTensors({values.at("x")});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(at::allclose(got[0], values.at("mul")));
+}
+
+// A symbolic bool cannot be cut: refused, and the strategy tries another edit.
+TEST(KeepNodes, ACutSymbolicBoolIsRefused) {
+  auto archive = Pt2Archive::Open(Corpus("sym_ops"));
+  const Program original = Program::Parse(archive->ProgramJson("model"), "sym_ops");
+  std::vector<bool> keep(original.nodes.size(), true);
+  for (size_t i = 0; i < original.nodes.size(); ++i) {
+    if (original.nodes[i].target == "_operator.and_") keep[i] = false;
+  }
+  EXPECT_THROW(KeepNodes(original, keep, OutputMode::kPreserve), EditRefused);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ struct Scenario {
   int pinned_compiles;
   bool offload = false;  // keep the eager values on disk
   const char* strategies = "";  // --aoti_reduce_strategies; "" for all
+  bool dynamic = false;  // exported with a dynamic batch: the repro keeps it dynamic
 };
 
 std::ostream& operator<<(std::ostream& os, const Scenario& s) { return os << s.name; }
@@ -67,6 +68,11 @@ TEST_P(ReduceScenario, ReducesToTheBuggyNode) {
   EXPECT_THAT(OperatorNames(r.minimal), Contains(s.culprit)) << FormatGraph(r.minimal);
   EXPECT_TRUE(r.final_recheck_failed_again);
   EXPECT_EQ(r.compiles, s.pinned_compiles) << "the search cost changed; update the pin if it improved";
+  if (s.dynamic) {
+    EXPECT_THAT(r.dynamic_shapes, Contains(::testing::StartsWith("kept dynamic: input"))) << FormatGraph(r.minimal);
+  } else {
+    EXPECT_THAT(r.dynamic_shapes, ::testing::IsEmpty());
+  }
   std::ostringstream row;
   row << "| " << s.name << " | " << r.failure_class << " | " << r.nodes_before << " | " << r.nodes_after << " | "
       << r.compiles << " | " << r.cache_hits << " | " << static_cast<int>(r.seconds + 0.5) << " s |";
@@ -96,8 +102,51 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"crash_block", "signal SIGSEGV", "aoti_test.null_deref.default", false, 3},
         Scenario{"sin_cos_relu_accuracy", "accuracy", "aten.relu.default", false, 3, /*offload=*/true},
         Scenario{"log1p_relu_where_dd", "accuracy", "aten.relu.default", false, 3, false,
-                 "delta_debugging,remove_outputs"}),
+                 "delta_debugging,remove_outputs"},
+        Scenario{"dynamic_block_compile_error", "compile error", "aten.relu.default", false, 2, false, "", true}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// The pool of compile servers: the same search on one server and on two ends at the same
+// program by the same steps; the pool only compiles ahead, and every compile beyond one
+// server's is counted as compiled ahead and not needed.
+TEST(CompileServerPool, TheReductionIsTheSameWhateverThePoolSize) {
+  TempDir work("aoti_reduce_pool_test");
+  auto reduce = [&](int jobs) {
+    const std::string dir = work.path() + "/jobs" + std::to_string(jobs);
+    MakeDirs(dir);
+    CompileServerOptions server;
+    server.python = FLAGS_python;
+    server.server_script = FLAGS_compile_server;
+    server.log_path = dir + "/compile_server.log";
+    CompileClient client(server);
+    ReduceSpec spec;
+    spec.package = FLAGS_packages_dir + "/log1p_relu_where_dd.pt2";
+    spec.check = CheckOptionsFromFlags();
+    ReduceOptions options;
+    options.jobs = jobs;
+    options.strategies = {"delta_debugging"};
+    options.max_granularity = 1;  // one window per node: independent candidates, compiled two at a time
+    return Reduce(spec, options, &client, dir, [&](const std::string& line) {
+      std::cerr << "[jobs=" << jobs << "] " << line << "\n";
+    });
+  };
+  const ReduceResult one = reduce(1);
+  const ReduceResult two = reduce(2);
+  EXPECT_EQ(one.jobs, 1);
+  EXPECT_EQ(two.jobs, 2);
+  EXPECT_EQ(FormatGraph(two.minimal), FormatGraph(one.minimal));
+  EXPECT_EQ(two.minimal.ToJson(), one.minimal.ToJson());
+  ASSERT_EQ(two.log.size(), one.log.size());
+  for (size_t i = 0; i < one.log.size(); ++i) EXPECT_EQ(two.log[i].what, one.log[i].what) << "step " << i;
+  EXPECT_EQ(one.speculative_compiles, 0);
+  EXPECT_EQ(two.compiles - two.speculative_compiles, one.compiles);
+  // The second server did compile.
+  ASSERT_EQ(two.server_requests.size(), 2u);
+  EXPECT_GT(two.server_requests[1], 0) << "the second compile server did nothing";
+  std::cout << "[aoti] | pool | 1 server: " << one.compiles << " compiles, " << static_cast<int>(one.seconds + 0.5)
+            << " s | 2 servers: " << two.compiles << " compiles (" << two.speculative_compiles
+            << " ahead, not needed), " << static_cast<int>(two.seconds + 0.5) << " s |\n";
+}
 
 // The disk compile cache across runs: the same reduction run again, by a new compile
 // server and a new oracle as a later run would be, compiles nothing and ends at the same
