@@ -1,16 +1,19 @@
 """upstream_minifier: PyTorch's own AOTI minifier (torch._dynamo.repro.aoti.repro_minify)
-on one failing scenario, for bench/reducer_vs_upstream.sh.
+on one failing program, for bench/bench.py.
 
   python upstream_minifier.py MODEL.py '{"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}' \
-      accuracy|strict_accuracy|none [OP_LIBRARY]
+      accuracy|strict_accuracy|none [--op-library LIB] [--model-kwargs JSON]
 
-Prints one JSON line: {"queries", "nodes_before", "nodes_after", "targets", "seconds"}.
-Upstream runs every candidate in this process, so a crashing candidate ends the run: the
-calling script reports that from the exit status.
+The model is exported as the packaging tool exports it (seeds 0 and 1, the model file's
+dynamic_shapes() when it has one). Prints one JSON line: {"queries", "nodes_before",
+"nodes_after", "targets", "seconds"}. Upstream runs every candidate in this process, so a
+crashing candidate ends the run: the caller reports that from the exit status. Upstream
+writes its final repro.py into the working directory.
 """
 import argparse
 import importlib.util
 import json
+import os
 import re
 import sys
 import tempfile
@@ -22,16 +25,26 @@ import torch  # noqa: E402
 
 
 def main():
-    model_path, configs, accuracy = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
-    if len(sys.argv) > 4:
-        torch.ops.load_library(sys.argv[4])
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("configs", type=json.loads)
+    ap.add_argument("accuracy", choices=["accuracy", "strict_accuracy", "none"])
+    ap.add_argument("--op-library", default="")
+    ap.add_argument("--model-kwargs", type=json.loads, default={})
+    a = ap.parse_args()
+    model_path, configs, accuracy = a.model, a.configs, a.accuracy
+    if a.op_library:
+        torch.ops.load_library(a.op_library)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(model_path)))
     spec = importlib.util.spec_from_file_location("scenario", model_path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     torch.manual_seed(0)
-    model = module.make_model().eval()
+    model = module.make_model(**a.model_kwargs).eval()
     torch.manual_seed(1)
-    ep = torch.export.export(model, module.example_inputs())
+    dynamic = module.dynamic_shapes() if callable(getattr(module, "dynamic_shapes", None)) else None
+    with torch.no_grad():
+        ep = torch.export.export(model, module.example_inputs(), dynamic_shapes=dynamic, strict=False)
     nodes_before = sum(1 for n in ep.graph.nodes if n.op == "call_function")
 
     import functorch.compile as fc
