@@ -87,18 +87,42 @@ def timed(cmd, cwd, env, log_path, timeout):
     return rc, seconds, rss
 
 
-def repro_fails(directory, env, python, expect_exit=None):
-    """Whether `python repro.py` in directory still fails (ours: exit 1; upstream: not 0)."""
+# What the original failure prints, by the planted config's value (and a crash's signal):
+# upstream's repro.py "fails" only when it fails this way, not on an error of its own.
+MARKERS = {"compile_error": "was not declared", "runtime_error": "", "accuracy": "Bad accuracy detected"}
+
+
+def armed(env):
+    return dict(env, AOTI_TEST_NULL_DEREF="1")
+
+
+def repro_fails(directory, env, python, expect_exit=None, marker=None):
+    """Whether `python repro.py` in directory still fails the same way: ours judges that
+    itself (exit 1); upstream's must exit non-zero with `marker` in its output (a signal
+    for a crash: marker "")."""
     path = os.path.join(directory, "repro.py")
     if not os.path.exists(path):
         return "no repro.py"
     try:
-        rc = subprocess.run([python, "repro.py"], cwd=directory, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, timeout=1800).returncode
+        r = subprocess.run([python, "repro.py"], cwd=directory, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=1800)
     except subprocess.TimeoutExpired:
         return "timeout"
-    fails = rc == expect_exit if expect_exit is not None else rc != 0
-    return "yes" if fails else f"no (exit {rc})"
+    with open(os.path.join(directory, "repro_run.log"), "wb") as f:
+        f.write(r.stdout)
+    if expect_exit is not None:
+        return "yes" if r.returncode == expect_exit else f"no (exit {r.returncode})"
+    text = r.stdout.decode(errors="replace")
+    if r.returncode == 0:
+        return "no (passes)"
+    if marker and marker in text:
+        return "yes"
+    if marker is None and "Traceback" in text and "AssertionError" not in text.splitlines()[-1]:
+        return "yes"
+    if not marker and r.returncode < 0:
+        return f"yes (signal {-r.returncode})"
+    last = [l for l in text.splitlines() if l.strip()][-1:] or ["?"]
+    return f"no (another error: {last[0][:60].replace('|', '/')})"
 
 
 def run_ours(p, package, work, args, env):
@@ -119,7 +143,7 @@ def run_ours(p, package, work, args, env):
         s = json.load(open(summary))
         row.update(compiles=s["compiles"], nodes_before=s["nodes_before"], nodes_after=s["nodes_after"],
                    ops=s["ops"], keeps=any(p["culprit"] in op for op in s["ops"]))
-        row["repro"] = repro_fails(out, env, args.python, expect_exit=1)
+        row["repro"] = repro_fails(out, armed(env), args.python, expect_exit=1)
         warm_out = out + "_warm"
         shutil.rmtree(warm_out, ignore_errors=True)
         warm = [c if not c.startswith("--out=") else f"--out={warm_out}" for c in cmd]
@@ -134,7 +158,7 @@ def run_upstream(p, work, args, env):
     out = os.path.join(work, p["name"], "upstream")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    env = dict(env, TORCHINDUCTOR_CACHE_DIR=os.path.join(out, "inductor_cache"))
+    env = dict(armed(env), TORCHINDUCTOR_CACHE_DIR=os.path.join(out, "inductor_cache"))
     cmd = [args.python, os.path.join(ROOT, "bench", "upstream_minifier.py"), os.path.join(ROOT, p["model"]),
            json.dumps(p["configs"]), p["mode"], "--model-kwargs", json.dumps(p["kwargs"])]
     if p["crash"]:
@@ -146,7 +170,11 @@ def run_upstream(p, work, args, env):
         u = json.loads(lines[-1])
         row.update(compiles=u.get("queries"), nodes_before=u.get("nodes_before"), nodes_after=u.get("nodes_after"),
                    ops=u.get("targets", []), keeps=any(p["culprit"] in t for t in u.get("targets", [])))
-        row["repro"] = repro_fails(out, env, args.python)
+        bugs = list(p["configs"].values())
+        marker = MARKERS.get(bugs[0], "") if bugs else ""
+        if bugs and bugs[0] == "runtime_error":
+            marker = None  # a C++ throw: any failure of the compiled model
+        row["repro"] = repro_fails(out, env, args.python, marker=marker)
     return row
 
 
@@ -160,7 +188,7 @@ def package(p, work, args, env):
         cmd += ["--load-library", args.op_library]
     r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
-        raise SystemExit(f"bench: packaging {p['name']} failed:\n{r.stdout[-3000:]}")
+        raise RuntimeError(f"packaging {p['name']} failed:\n{r.stdout[-3000:]}")
     return path
 
 
@@ -191,15 +219,25 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="aoti_bench_")
     os.makedirs(work, exist_ok=True)
     log(f"logs, packages and repros: {work}")
-    env = dict(os.environ, AOTI_TEST_NULL_DEREF="1",
+    # AOTI_TEST_NULL_DEREF=1 arms crash_block's custom op in every process that has it: ours
+    # passes it to the isolated runner only (--aoti_runner_env), so packaging and our
+    # in-process interpreter run with it unset; upstream runs candidates in its own process.
+    env = dict(os.environ,
                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "testdata", "real"), os.environ.get("PYTHONPATH", "")]))
     env.pop("AOTI_COMPILE_CACHE_DIR", None)
+    env.pop("AOTI_TEST_NULL_DEREF", None)
     started = time.time()
     rows = []
     for i, name in enumerate(names):
         p = known[name]
         log(f"{name}: packaging")
-        pkg = package(p, work, args, env)
+        try:
+            pkg = package(p, work, args, env)
+        except RuntimeError as e:
+            log(str(e))
+            nothing = dict(rc="packaging failed", seconds=0.0, rss=float("nan"))
+            rows.append((p, nothing, nothing))
+            continue
         sides = [("ours", lambda: run_ours(p, pkg, work, args, env)), ("upstream", lambda: run_upstream(p, work, args, env))]
         if i % 2:
             sides.reverse()
@@ -211,7 +249,8 @@ def main():
             log(f"{name}: {side}: {cell(r, 'nodes_before')} -> {cell(r, 'nodes_after')} nodes, "
                 f"{cell(r, 'compiles')} compiles, {r['seconds']:.0f} s, repro fails: {r.get('repro', '?')}")
         rows.append((p, result["ours"], result["upstream"]))
-    write_report(args, rows, time.time() - started, work)
+        # After each program, so that a run cut short keeps what it measured.
+        write_report(args, rows, time.time() - started, work, done=len(rows) == len(names))
 
 
 def ratio_line(label, pairs):
@@ -221,14 +260,15 @@ def ratio_line(label, pairs):
     return f"| {label} | {statistics.median(ratios):.2f} | {max(ratios):.2f} | {len(ratios)} |"
 
 
-def write_report(args, rows, seconds, work):
+def write_report(args, rows, seconds, work, done):
     torch_version = subprocess.run([args.python, "-c", "import torch; print(torch.__version__)"],
                                    capture_output=True, text=True).stdout.strip()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     md = [f"# aoti_reduce against upstream's AOTI minifier{' (subset)' if args.subset else ''}", "",
           f"Written by `bash bench/reducer_vs_upstream.sh{' --subset' if args.subset else ''}` on "
-          f"{datetime.date.today().isoformat()}, in {seconds / 60:.0f} min.", "",
+          f"{datetime.date.today().isoformat()}, in {seconds / 60:.0f} min"
+          f"{'' if done else ' (still running: the programs done so far)'}.", "",
           f"- machine: {os.cpu_count()} cores ({cpu}), {mem_gib:.0f} GiB, {platform.platform()}",
           f"- torch {torch_version}; upstream = `torch._dynamo.repro.aoti.repro_minify` of this wheel",
           "- every run cold: a fresh inductor cache for each (the compile server's own, upstream's "
@@ -237,8 +277,10 @@ def write_report(args, rows, seconds, work):
           "- compiles: ours as `summary.json` counts them, the verifying compile included; upstream "
           "its \"Made N queries\" line (each query exports and compiles the candidate)",
           "- nodes: operator nodes (call_function); peak RSS: the largest process of the run",
-          "- repro fails: the side's `repro.py`, run on its own, still fails (ours: exit 1; upstream: a "
-          "non-zero exit)",
+          "- repro fails: the side's `repro.py`, run on its own, still fails the same way (ours judges that "
+          "itself: exit 1; upstream's must fail with the original's error: the compiler's \"was not declared\", "
+          "\"Bad accuracy detected\", the crash's signal, or the compiled model's exception for a runtime "
+          "error, not an assertion in upstream's own code); the output is kept as `repro_run.log`",
           "- warm: ours run again with the same disk compile cache", "",
           "| program | nodes | ours: nodes after / keeps bug / compiles / s / MiB / repro fails | "
           "upstream: nodes after / keeps bug / compiles / s / MiB / repro fails | ours warm: compiles / s |",
@@ -268,9 +310,11 @@ def write_report(args, rows, seconds, work):
            f"upstream {statistics.median([u['compiles'] for _, _, u in rows if u.get('compiles')] or [0])} compiles "
            f"and {statistics.median([u['seconds'] for _, _, u in rows if 'compiles' in u] or [0]):.0f} s.",
            "", f"Logs, packages and both sides' repros of this run: `{work}`.", ""]
-    with open(args.out, "w") as f:
+    with open(args.out + ".tmp", "w") as f:
         f.write("\n".join(md))
-    print("\n".join(md))
+    os.replace(args.out + ".tmp", args.out)
+    if done:
+        print("\n".join(md))
     log(f"wrote {args.out}")
 
 

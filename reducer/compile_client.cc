@@ -64,14 +64,22 @@ void CompileClient::Start() {
   buffer_.clear();
   if (started_once_) ++restarts_;
   started_once_ = true;
-  // The first answer proves torch imported; importing takes a few seconds.
-  nlohmann::json answer;
+  // The first answer proves torch imported (a few seconds, then the server probes the
+  // host's vector ISAs): awaited before the first compile, not here, so that a Warm
+  // start runs beside the caller's own work.
   std::string problem;
-  if (!Exchange({{"id", 0}, {"op", "ping"}}, 300, &answer, &problem)) {
-    Stop();
-    throw HarnessError("the compile server (" + options_.python + " " + options_.server_script +
-                       ") did not start: " + problem + (options_.log_path.empty() ? "" : "; see " + options_.log_path));
-  }
+  if (!Send({{"id", 0}, {"op", "ping"}}, &problem)) StartFailed(problem);
+  ping_pending_ = true;
+}
+
+void CompileClient::StartFailed(const std::string& problem) {
+  Stop();
+  throw HarnessError("the compile server (" + options_.python + " " + options_.server_script +
+                     ") did not start: " + problem + (options_.log_path.empty() ? "" : "; see " + options_.log_path));
+}
+
+void CompileClient::Warm() {
+  if (!server_) Start();
 }
 
 void CompileClient::Stop() {
@@ -79,12 +87,12 @@ void CompileClient::Stop() {
   if (to_server_ >= 0) ::close(to_server_);
   if (from_server_ >= 0) ::close(from_server_);
   to_server_ = from_server_ = -1;
+  ping_pending_ = false;
   server_.reset();  // kills the group and reaps
   server_tmp_.reset();
 }
 
-bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nlohmann::json* answer,
-                             std::string* problem) {
+bool CompileClient::Send(const nlohmann::json& request, std::string* problem) {
   const std::string line = request.dump() + "\n";
   size_t written = 0;
   while (written < line.size()) {
@@ -95,6 +103,15 @@ bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nl
     }
     written += static_cast<size_t>(n);
   }
+  return true;
+}
+
+bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nlohmann::json* answer,
+                             std::string* problem) {
+  return Send(request, problem) && Receive(request.at("id").get<int64_t>(), timeout_s, answer, problem);
+}
+
+bool CompileClient::Receive(int64_t request_id, double timeout_s, nlohmann::json* answer, std::string* problem) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (true) {
     const size_t nl = buffer_.find('\n');
@@ -111,13 +128,13 @@ bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nl
         *problem = "answer without a request id: '" + reply.substr(0, 200) + "'";
         return false;
       }
-      if (id->get<int64_t>() == request.at("id").get<int64_t>()) {
+      if (id->get<int64_t>() == request_id) {
         *answer = std::move(parsed);
         return true;
       }
-      if (id->get<int64_t>() > request.at("id").get<int64_t>()) {
+      if (id->get<int64_t>() > request_id) {
         *problem = "answer to request " + std::to_string(id->get<int64_t>()) + ", which was never sent (waiting for " +
-                   std::to_string(request.at("id").get<int64_t>()) + ")";
+                   std::to_string(request_id) + ")";
         return false;
       }
       continue;  // an answer to an abandoned (earlier) request
@@ -148,6 +165,12 @@ bool CompileClient::Exchange(const nlohmann::json& request, double timeout_s, nl
 CompileResult CompileClient::Compile(const std::string& program, const std::string& out,
                                      const std::string& inductor_configs_json) {
   if (!server_) Start();
+  if (ping_pending_) {
+    nlohmann::json pong;
+    std::string problem;
+    if (!Receive(0, 300, &pong, &problem)) StartFailed(problem);
+    ping_pending_ = false;
+  }
   ++requests_;
   const nlohmann::json request = {{"id", next_id_++},
                                   {"op", "compile"},

@@ -48,14 +48,23 @@ class CompileClient {
   CompileResult Compile(const std::string& program, const std::string& out, const std::string& inductor_configs_json);
 
   const CompileServerOptions& options() const { return options_; }
+  // Warm: starts the server now, without waiting for it, so that importing torch runs
+  // beside the caller's own work; the first Compile waits for it (and throws as Compile
+  // does when it cannot start).
+  void Warm();
+
   int restarts() const { return restarts_; }
   int requests() const { return requests_; }
 
  private:
   void Start();
   void Stop();
-  // Exchange sends one request and waits for its answer line (or the deadline).
+  [[noreturn]] void StartFailed(const std::string& problem);
+  // Exchange sends one request (Send) and waits for its answer line, or the deadline
+  // (Receive: answers to earlier, abandoned requests are skipped).
   bool Exchange(const nlohmann::json& request, double timeout_s, nlohmann::json* answer, std::string* problem);
+  bool Send(const nlohmann::json& request, std::string* problem);
+  bool Receive(int64_t request_id, double timeout_s, nlohmann::json* answer, std::string* problem);
 
   CompileServerOptions options_;
   std::unique_ptr<Subprocess> server_;
@@ -64,6 +73,7 @@ class CompileClient {
   std::string buffer_;
   int restarts_ = 0, requests_ = 0, next_id_ = 1;
   bool started_once_ = false;
+  bool ping_pending_ = false;  // started; its first answer not read yet
 };
 
 }  // namespace aoti

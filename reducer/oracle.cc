@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include <glog/logging.h>
@@ -53,66 +54,40 @@ bool Oracle::Known(const Program& candidate) const {
 
 void Oracle::Prefetch(const std::vector<Program>& candidates) {
   if (pool_.size() <= 1) return;
-  struct Job {
-    std::string key, program_path, compiled_path, disk_key;
-    CompileResult result;
-    std::exception_ptr error;
-  };
-  std::vector<Job> jobs;
+  // Archives are written here, on this thread (tensors, zip); only the compiles run on
+  // the pool's threads, one per server.
+  std::vector<PendingCompile> jobs;
   std::set<std::string> seen;
   for (const Program& candidate : candidates) {
-    if (candidate.nodes.empty()) continue;
     const std::string key = Key(candidate);
-    if (cache_.count(key) || compiled_.count(key) || !seen.insert(key).second) continue;
-    Job job;
-    job.key = key;
-    job.program_path = work_dir_ + "/cand_" + key + ".pt2";
-    job.compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
-    const std::vector<at::Tensor> inputs = InputsFor(candidate);
-    if (disk_) {
-      job.disk_key = DiskKey(candidate, inputs, configs_);
-      if (auto hit = disk_->Lookup(job.disk_key, job.compiled_path)) {
-        ++disk_hits_;
-        if (hit->out.empty()) hit->out = job.compiled_path;
-        compiled_[key] = *hit;
-        continue;
-      }
-    }
-    // Archives are written here, on this thread (tensors, zip); only the compiles run on
-    // the pool's threads, one per server.
-    WriteCandidateArchive(original_, model_, candidate, inputs, configs_, job.program_path);
-    jobs.push_back(std::move(job));
+    if (candidate.nodes.empty() || cache_.count(key) || !seen.insert(key).second) continue;
+    if (auto p = Prepare(candidate, key, configs_)) jobs.push_back(std::move(*p));
   }
+  std::vector<CompileResult> results(jobs.size());
+  std::vector<std::exception_ptr> errors(jobs.size());
   for (size_t wave = 0; wave < jobs.size(); wave += pool_.size()) {
     std::vector<std::thread> threads;
     for (size_t i = wave; i < std::min(jobs.size(), wave + pool_.size()); ++i) {
-      threads.emplace_back([this, &jobs, i, wave] {
+      threads.emplace_back([&, i, wave] {
         try {
-          jobs[i].result = pool_[i - wave]->Compile(jobs[i].program_path, jobs[i].compiled_path, configs_);
+          results[i] = pool_[i - wave]->Compile(jobs[i].program_path, jobs[i].compiled_path, configs_);
         } catch (...) {
-          jobs[i].error = std::current_exception();
+          errors[i] = std::current_exception();
         }
       });
     }
     for (auto& t : threads) t.join();
   }
   std::exception_ptr error;
-  for (Job& job : jobs) {
-    std::remove(job.program_path.c_str());
-    if (job.error) {
-      if (!error) error = job.error;  // a server could not be started at all
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (errors[i]) {  // a server could not be started at all
+      std::remove(jobs[i].program_path.c_str());
+      if (!error) error = errors[i];
       continue;
     }
-    CompileResult& c = job.result;
-    ++compiles_;
-    compile_seconds_ += c.seconds;
-    if (c.out.empty()) c.out = job.compiled_path;
-    if (disk_ && (c.phase == "done" || c.phase == "compile" || c.phase == "load")) disk_->Store(job.disk_key, c, c.out);
-    // A server death or timeout is left for Test to meet (and retry) itself.
-    if (c.phase != "timeout" && c.phase != "server") {
-      compiled_[job.key] = c;
-      prefetched_.insert(job.key);
-    }
+    // A server death or timeout is not kept: Test meets it (and retries) itself.
+    Keep(jobs[i], results[i]);
+    if (compiled_.count(jobs[i].key)) prefetched_.insert(jobs[i].key);
   }
   if (error) std::rethrow_exception(error);
 }
@@ -231,33 +206,44 @@ CompileResult Oracle::Compile(const Program& candidate, const std::string& key) 
   return Compile(candidate, key, configs_);
 }
 
-CompileResult Oracle::Compile(const Program& candidate, const std::string& key, const std::string& configs_json) {
-  auto it = compiled_.find(key);
-  if (it != compiled_.end()) return it->second;
-  const std::string program_path = work_dir_ + "/cand_" + key + ".pt2";
-  const std::string compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
+std::optional<Oracle::PendingCompile> Oracle::Prepare(const Program& candidate, const std::string& key,
+                                                     const std::string& configs_json) {
+  if (compiled_.count(key)) return std::nullopt;
+  PendingCompile p;
+  p.key = key;
+  p.program_path = work_dir_ + "/cand_" + key + ".pt2";
+  p.compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
   // The inputs once (read back from disk under --offload_to_disk): for the key and the archive.
   const std::vector<at::Tensor> inputs = InputsFor(candidate);
-  const std::string disk_key = disk_ ? DiskKey(candidate, inputs, configs_json) : "";
   if (disk_) {
-    if (auto hit = disk_->Lookup(disk_key, compiled_path)) {
+    p.disk_key = DiskKey(candidate, inputs, configs_json);
+    if (auto hit = disk_->Lookup(p.disk_key, p.compiled_path)) {
       ++disk_hits_;
-      if (hit->out.empty()) hit->out = compiled_path;
+      if (hit->out.empty()) hit->out = p.compiled_path;
       compiled_[key] = *hit;
-      return *hit;
+      return std::nullopt;
     }
   }
-  WriteCandidateArchive(original_, model_, candidate, inputs, configs_json, program_path);
+  WriteCandidateArchive(original_, model_, candidate, inputs, configs_json, p.program_path);
+  return p;
+}
+
+CompileResult Oracle::Keep(const PendingCompile& p, CompileResult c) {
   ++compiles_;
-  CompileResult c = client_->Compile(program_path, compiled_path, configs_json);
   compile_seconds_ += c.seconds;
-  std::remove(program_path.c_str());
-  if (c.out.empty()) c.out = compiled_path;
+  std::remove(p.program_path.c_str());
+  if (c.out.empty()) c.out = p.compiled_path;
   // What a compile decides (compiled, a compile error, an export error) is kept for later
   // runs; a timeout or a server death is not.
-  if (disk_ && (c.phase == "done" || c.phase == "compile" || c.phase == "load")) disk_->Store(disk_key, c, c.out);
-  if (c.phase != "timeout" && c.phase != "server") compiled_[key] = c;
+  if (disk_ && (c.phase == "done" || c.phase == "compile" || c.phase == "load")) disk_->Store(p.disk_key, c, c.out);
+  if (c.phase != "timeout" && c.phase != "server") compiled_[p.key] = c;
   return c;
+}
+
+CompileResult Oracle::Compile(const Program& candidate, const std::string& key, const std::string& configs_json) {
+  const std::optional<PendingCompile> p = Prepare(candidate, key, configs_json);
+  if (!p) return compiled_.at(key);
+  return Keep(*p, client_->Compile(p->program_path, p->compiled_path, configs_json));
 }
 
 bool Oracle::CompileAndRun(const Program& candidate, std::vector<at::Tensor>* outputs, std::string* problem) {

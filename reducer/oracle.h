@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -110,6 +111,16 @@ class Oracle {
   // Compile: the compiled archive of a candidate, compiled once; phase as the server said.
   CompileResult Compile(const Program& candidate, const std::string& key);
   CompileResult Compile(const Program& candidate, const std::string& key, const std::string& configs_json);
+  // A compile to make: the candidate's archive written, where the result goes.
+  struct PendingCompile {
+    std::string key, program_path, compiled_path, disk_key;
+  };
+  // Prepare: nullopt when the candidate is compiled already, in this run or (then kept in
+  // compiled_) in the disk cache; else its archive, written.
+  std::optional<PendingCompile> Prepare(const Program& candidate, const std::string& key,
+                                        const std::string& configs_json);
+  // Keep: a compile's result counted, stored on disk and remembered (not a transient one).
+  CompileResult Keep(const PendingCompile& pending, CompileResult result);
 
   const Pt2Archive& original_;
   std::string model_, configs_;

@@ -29,6 +29,8 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
     throw HarnessError("a " + spec.failure_class + " failure is about the inputs or the package, not the program; "
                        "there is nothing to reduce (fix what the message names)");
   }
+  // The compile server imports torch and probes the host while the original runs here.
+  client->Warm();
   // 1. Every value of the original program, from one eager run.
   ValueStore values(options.offload_to_disk ? work_dir + "/values" : "");
   {
@@ -58,6 +60,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
     CompileServerOptions o = client->options();
     if (!o.log_path.empty()) o.log_path += "." + std::to_string(j);
     more_servers.push_back(std::make_unique<CompileClient>(o));
+    more_servers.back()->Warm();
     pool.push_back(more_servers.back().get());
   }
   oracle.UsePool(pool);

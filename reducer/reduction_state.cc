@@ -1,7 +1,5 @@
 #include "reducer/reduction_state.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <deque>
 #include <fstream>
@@ -79,10 +77,6 @@ bool ReductionState::Try(const Program& candidate, const std::string& strategy, 
   return true;
 }
 
-}  // namespace aoti
-
-namespace aoti {
-
 int ReductionState::TryInOrder(const std::vector<Proposal>& proposals, const std::string& strategy) {
   const size_t n = proposals.size();
   std::vector<std::optional<Program>> built(n);
@@ -113,10 +107,7 @@ int ReductionState::TryInOrder(const std::vector<Proposal>& proposals, const std
       oracle_->Prefetch(batch);
     }
     const Program* c = build(i);
-    if (c && Try(*c, strategy, proposals[i].what)) {
-      built.clear();
-      return static_cast<int>(i);
-    }
+    if (c && Try(*c, strategy, proposals[i].what)) return static_cast<int>(i);
   }
   return -1;
 }

@@ -140,6 +140,15 @@ def main(argv=None):
     import torch
 
     out = answer_stream(sys.argv[1:] if argv is None else argv)
+    # The host's vector ISAs, probed once (inductor compiles a test program per ISA, about
+    # 8 s here): every compile needs them, and probed before the first request is read,
+    # they cost nothing when the client started this server ahead of its first compile.
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        cpu_vec_isa.valid_vec_isa_list()
+    except Exception as e:  # the first compile probes again and reports what fails
+        print(f"compile_server: probing the vector ISAs failed: {e}", file=sys.stderr)
     # Anything printed to stdout, from Python or a native library, goes to the log.
     sys.stdout.flush()
     os.dup2(2, 1)
