@@ -276,7 +276,9 @@ def write_report(args, rows, seconds, work, done):
           "server (`--jobs=1`); ours and upstream alternate which goes first",
           "- compiles: ours as `summary.json` counts them, the verifying compile included; upstream "
           "its \"Made N queries\" line (each query exports and compiles the candidate)",
-          "- nodes: operator nodes (call_function); peak RSS: the largest process of the run",
+          "- nodes: operator nodes (call_function); upstream also counts the `getitem` nodes that a "
+          "serialized program folds into its multi-output node (3 per block's `chunk`), hence its larger "
+          "counts; peak RSS: the largest process of the run",
           "- repro fails: the side's `repro.py`, run on its own, still fails the same way (ours judges that "
           "itself: exit 1; upstream's must fail with the original's error: the compiler's \"was not declared\", "
           "\"Bad accuracy detected\", the crash's signal, or the compiled model's exception for a runtime "

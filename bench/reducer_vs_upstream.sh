@@ -15,15 +15,17 @@ source "$(dirname "${BASH_SOURCE[0]}")/../tools/bazel_env.sh"
 cd "$AOTI_ROOT"
 bazel_cmd build //reducer:aoti_reduce //harness:aoti_runner //testdata/custom_ops:test_ops_for_python.so >/dev/null
 bin="$(bazel info bazel-bin 2>/dev/null)"
+# Which report: the subset's, some programs', or the whole benchmark's (options such as
+# --timeout N pass through to bench.py and choose nothing).
 out=bench/RESULTS.md
-args=()
-if [ "${1:-}" = --subset ]; then
-  out=bench/RESULTS-subset.md
-  args+=(--subset)
-  shift
-elif (($#)); then
-  out=bench/RESULTS-some.md
-fi
+prev=""
+for a in "$@"; do
+  case "$a" in
+    --subset) out=bench/RESULTS-subset.md ;;
+    --*) ;;
+    *) [[ "$prev" == --timeout || "$prev" == --work ]] || { [ "$out" = bench/RESULTS-subset.md ] || out=bench/RESULTS-some.md; } ;;
+  esac
+  prev="$a"
+done
 exec "$AOTI_PYTHON" bench/bench.py --bin "$bin" --python "$AOTI_PYTHON" --out "$out" \
-  --op-library "$bin/testdata/custom_ops/test_ops_for_python.so" ${BENCH_WORK_DIR:+--work "$BENCH_WORK_DIR"} \
-  "${args[@]}" "$@"
+  --op-library "$bin/testdata/custom_ops/test_ops_for_python.so" ${BENCH_WORK_DIR:+--work "$BENCH_WORK_DIR"} "$@"
