@@ -119,21 +119,12 @@ std::vector<std::string> UserInputNames(const Program& program) {
 
 std::vector<std::string> DynamicShapeNotes(const Program& original, const Program& reduced) {
   std::vector<std::string> notes;
-  // "Symbol('s77', positive=True, integer=True)" -> "s77"
-  auto symbol_name = [](const std::string& expr) {
-    const std::string head = "Symbol('";
-    if (expr.rfind(head, 0) == 0) {
-      const size_t end = expr.find('\'', head.size());
-      if (end != std::string::npos) return expr.substr(head.size(), end - head.size());
-    }
-    return expr;
-  };
   for (const auto& name : UserInputNames(reduced)) {
     auto it = reduced.tensor_values.find(name);
     if (it == reduced.tensor_values.end()) continue;
     for (size_t d = 0; d < it->second.sizes.size(); ++d) {
       if (!it->second.sizes[d].is_symbolic()) continue;
-      const std::string sym = symbol_name(it->second.sizes[d].sym);
+      const std::string& sym = it->second.sizes[d].sym;  // "s77", as DimFromJson names it
       std::string range;
       auto r = reduced.range_constraints.find(sym);
       if (r != reduced.range_constraints.end()) {
@@ -208,13 +199,15 @@ Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputM
     std::vector<Node> derived;
     std::map<std::string, int64_t> specialised;
     std::vector<std::string> extra_reads;
+    auto cut_symbol = [&](const std::string& v) { return !existing.count(v) && !made.count(v) && IsSymValue(program, v); };
+    const json& graph = program.document.at("graph_module").at("graph");
+    const auto sym_ints = graph.find("sym_int_values");
     for (const auto& v : read_order) {
-      if (existing.count(v) || made.count(v) || !IsSymValue(program, v)) continue;
-      const json& sym_ints = program.document["graph_module"]["graph"].value("sym_int_values", json::object());
-      if (!sym_ints.is_object() || !sym_ints.contains(v)) {
+      if (!cut_symbol(v)) continue;
+      if (sym_ints == graph.end() || !sym_ints->is_object() || !sym_ints->contains(v)) {
         throw EditRefused("cutting at '" + v + "' would make a symbolic float or bool an input, which is not supported");
       }
-      const json& sym = sym_ints.at(v);
+      const json& sym = sym_ints->at(v);
       if (sym.contains("as_int") && sym.at("as_int").is_number_integer()) {
         specialised[v] = sym.at("as_int").get<int64_t>();
         continue;
@@ -273,9 +266,10 @@ Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputM
       for (auto& a : n.inputs) SpecialiseSymInts(&a.arg, specialised);
     }
     p.nodes.insert(p.nodes.begin(), derived.begin(), derived.end());
+    // Every cut symbol is now made again or specialised: none becomes an input.
     std::vector<std::string> order;
     for (const auto& v : read_order) {
-      if (!specialised.count(v) && !(IsSymValue(program, v) && !existing.count(v) && !made.count(v))) order.push_back(v);
+      if (!cut_symbol(v)) order.push_back(v);
     }
     for (const auto& t : extra_reads) {
       if (read_by_kept.insert(t).second) order.push_back(t);

@@ -52,7 +52,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   CheckOptions check = spec.check;
   if (check.accuracy.mode == AccuracyMode::kFp64Rmse) check.accuracy.ignore_non_fp = true;
   Oracle oracle(*archive, spec.model, result.inductor_configs_json, &values, check, client, work_dir);
-  // The pool: more servers like the given one, started on their first compile.
+  // The pool: more servers like the given one, started now (Warm) beside the sanity check.
   result.jobs = options.jobs > 0 ? options.jobs : DefaultJobs();
   std::vector<std::unique_ptr<CompileClient>> more_servers;
   std::vector<CompileClient*> pool;
