@@ -7,15 +7,20 @@ writes a markdown report. Called by bench/reducer_vs_upstream.sh, which builds w
 For each program, in turn:
   1. package it (tools/package_model.py --export-only: the program and its sample inputs);
   2. reduce it with aoti_reduce (one compile server, an empty disk cache, a fresh inductor
-     cache in the server), then once more with the same disk cache (the warm re-run);
+     cache in the server, no precompiled headers), then once more with the same disk
+     cache (the warm re-run);
   3. minify it with upstream's minifier (bench/upstream_minifier.py, a fresh
-     TORCHINDUCTOR_CACHE_DIR);
+     TORCHINDUCTOR_CACHE_DIR, and a fresh TMPDIR: inductor keeps its precompiled headers
+     in <tempdir>/torchinductor_<user>, whatever the cache directory);
   4. run each side's repro.py on its own and see whether it still fails.
 Ours and upstream alternate which goes first, program by program. Every run is cold: no
 compile is reused from an earlier run, except in the warm re-run, whose point that is.
+With --warm-machine, both sides start with inductor's precompiled headers already built
+(as on a machine that has compiled before), and everything else stays cold.
 """
 import argparse
 import datetime
+import getpass
 import json
 import os
 import platform
@@ -130,12 +135,16 @@ def run_ours(p, package, work, args, env):
     cache = os.path.join(work, p["name"], "compile_cache")
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
+    if args.header_seed:
+        shutil.copytree(args.header_seed, os.path.join(cache, "precompiled_headers"))
     runfiles = os.path.join(args.bin, "reducer", "aoti_reduce.runfiles", "aoti_harness")
     cmd = [os.path.join(args.bin, "reducer", "aoti_reduce"), "minify", f"--package={package}", f"--out={out}",
            f"--aoti_runner={os.path.join(args.bin, 'harness', 'aoti_runner')}", f"--python={args.python}",
            f"--aoti_compile_cache_dir={cache}", "--jobs=1"]
     if p["crash"]:
         cmd += [f"--aoti_op_libraries={args.op_library}", "--aoti_runner_env=AOTI_TEST_NULL_DEREF=1"]
+    if p["mode"] != "none":
+        cmd += ["--failure_class=accuracy"]  # what upstream's --accuracy tells it
     rc, seconds, rss = timed(cmd, runfiles, env, out + ".log", args.timeout)
     row = dict(rc=rc, seconds=seconds, rss=rss)
     summary = os.path.join(out, "summary.json")
@@ -151,6 +160,7 @@ def run_ours(p, package, work, args, env):
         if wrc == 0:
             ws = json.load(open(os.path.join(warm_out, "summary.json")))
             row.update(warm_compiles=ws["compiles"], warm_seconds=wsec)
+    shutil.rmtree(os.path.join(cache, "precompiled_headers"), ignore_errors=True)  # 280 MB
     return row
 
 
@@ -158,7 +168,11 @@ def run_upstream(p, work, args, env):
     out = os.path.join(work, p["name"], "upstream")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    env = dict(armed(env), TORCHINDUCTOR_CACHE_DIR=os.path.join(out, "inductor_cache"))
+    os.makedirs(os.path.join(out, "tmp"))
+    if args.header_seed:
+        shutil.copytree(args.header_seed,
+                        os.path.join(out, "tmp", f"torchinductor_{getpass.getuser()}", "precompiled_headers"))
+    env = dict(armed(env), TORCHINDUCTOR_CACHE_DIR=os.path.join(out, "inductor_cache"), TMPDIR=os.path.join(out, "tmp"))
     cmd = [args.python, os.path.join(ROOT, "bench", "upstream_minifier.py"), os.path.join(ROOT, p["model"]),
            json.dumps(p["configs"]), p["mode"], "--model-kwargs", json.dumps(p["kwargs"])]
     if p["crash"]:
@@ -175,7 +189,34 @@ def run_upstream(p, work, args, env):
         if bugs and bugs[0] == "runtime_error":
             marker = None  # a C++ throw: any failure of the compiled model
         row["repro"] = repro_fails(out, env, args.python, marker=marker)
+    shutil.rmtree(os.path.join(out, "tmp"), ignore_errors=True)  # its precompiled headers: 280 MB
     return row
+
+
+SEED_MODEL = """
+import torch
+class M(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) + 1
+ep = torch.export.export(M(), (torch.randn(4, 4),))
+torch._inductor.aoti_compile_and_package(ep, package_path=__import__("sys").argv[1])
+"""
+
+
+def header_seed(work, args, env):
+    """--warm-machine: inductor's precompiled headers, built once by a one-op AOTI compile in
+    a TMPDIR of the bench's own, for both sides to start from."""
+    tmp = os.path.join(work, "header_seed")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    seed_env = dict(env, TMPDIR=tmp, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor_cache"))
+    r = subprocess.run([args.python, "-c", SEED_MODEL, os.path.join(tmp, "seed.pt2")], env=seed_env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seed = os.path.join(tmp, f"torchinductor_{getpass.getuser()}", "precompiled_headers")
+    if r.returncode != 0 or not os.path.isdir(seed):
+        raise SystemExit(f"bench: building the precompiled headers failed:\n{r.stdout[-2000:]}")
+    log(f"precompiled headers for both sides: {seed} ({', '.join(sorted(os.listdir(seed)))})")
+    return seed
 
 
 def package(p, work, args, env):
@@ -209,6 +250,9 @@ def main():
     ap.add_argument("--work", default="", help="where packages, repros and logs go (default: a new temp dir)")
     ap.add_argument("--subset", action="store_true", help=f"only {', '.join(SUBSET)} (about 10 minutes)")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per reduction")
+    ap.add_argument("--warm-machine", action="store_true",
+                    help="both sides start with inductor's precompiled headers built, as on a machine that "
+                         "has compiled before; everything else stays cold")
     ap.add_argument("programs", nargs="*")
     args = ap.parse_args()
     known = {p["name"]: p for p in PROGRAMS}
@@ -226,6 +270,7 @@ def main():
                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "testdata", "real"), os.environ.get("PYTHONPATH", "")]))
     env.pop("AOTI_COMPILE_CACHE_DIR", None)
     env.pop("AOTI_TEST_NULL_DEREF", None)
+    args.header_seed = header_seed(work, args, env) if args.warm_machine else ""
     started = time.time()
     rows = []
     for i, name in enumerate(names):
@@ -265,15 +310,25 @@ def write_report(args, rows, seconds, work, done):
                                    capture_output=True, text=True).stdout.strip()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    md = [f"# aoti_reduce against upstream's AOTI minifier{' (subset)' if args.subset else ''}", "",
-          f"Written by `bash bench/reducer_vs_upstream.sh{' --subset' if args.subset else ''}` on "
+    flags = (" --subset" if args.subset else "") + (" --warm-machine" if args.header_seed else "")
+    md = [f"# aoti_reduce against upstream's AOTI minifier{' (subset)' if args.subset else ''}"
+          f"{', on a warm machine' if args.header_seed else ''}", "",
+          f"Written by `bash bench/reducer_vs_upstream.sh{flags}` on "
           f"{datetime.date.today().isoformat()}, in {seconds / 60:.0f} min"
           f"{'' if done else ' (still running: the programs done so far)'}.", "",
           f"- machine: {os.cpu_count()} cores ({cpu}), {mem_gib:.0f} GiB, {platform.platform()}",
           f"- torch {torch_version}; upstream = `torch._dynamo.repro.aoti.repro_minify` of this wheel",
-          "- every run cold: a fresh inductor cache for each (the compile server's own, upstream's "
-          "`TORCHINDUCTOR_CACHE_DIR`), and an empty disk compile cache for ours; ours on one compile "
-          "server (`--jobs=1`); ours and upstream alternate which goes first",
+          ("- a warm machine (`--warm-machine`): each side starts with inductor's precompiled headers "
+           "already built (the same files, copied in: ours into its disk compile cache, upstream's into its "
+           "`TMPDIR`), as on a machine that has compiled before; everything else cold: a fresh inductor "
+           "cache for each, an empty disk compile cache for ours"
+           if args.header_seed else
+           "- every run cold: a fresh inductor cache for each (the compile server's own, upstream's "
+           "`TORCHINDUCTOR_CACHE_DIR`), no precompiled headers (built on each side's first compile: "
+           "ours in the empty disk compile cache, upstream's in a fresh `TMPDIR`)"),
+          "- ours on one compile server (`--jobs=1`); ours and upstream alternate which goes first",
+          "- told the same: upstream's `accuracy` argument for the accuracy programs, ours "
+          "`--failure_class=accuracy`; nothing for the others (ours finds the class in its first compile)",
           "- compiles: ours as `summary.json` counts them, the verifying compile included; upstream "
           "its \"Made N queries\" line (each query exports and compiles the candidate)",
           "- nodes: operator nodes (call_function); upstream also counts the `getitem` nodes that a "

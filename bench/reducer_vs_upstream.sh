@@ -4,10 +4,14 @@
 # class, two bugs deep in the middle of a 313-node stack, a dynamic batch, a real
 # transformers model), one after the other on this machine; writes bench/RESULTS.md.
 #
-#   bash bench/reducer_vs_upstream.sh            # all (26 min on 2 cores)
+#   bash bench/reducer_vs_upstream.sh            # all, every run cold (35 min on 2 cores)
 #   bash bench/reducer_vs_upstream.sh --subset   # three small programs, about 10 minutes;
 #                                                # writes bench/RESULTS-subset.md
 #   bash bench/reducer_vs_upstream.sh PROGRAM... # some; writes bench/RESULTS-some.md
+#   bash bench/reducer_vs_upstream.sh --warm-machine  # all, both sides starting with
+#                                                # inductor's precompiled headers built (a
+#                                                # machine that has compiled before);
+#                                                # writes bench/RESULTS-warm-machine.md
 #
 # $BENCH_WORK_DIR keeps the packages, logs and both sides' repros (default: a temp dir).
 set -euo pipefail
@@ -22,6 +26,7 @@ prev=""
 for a in "$@"; do
   case "$a" in
     --subset) out=bench/RESULTS-subset.md ;;
+    --warm-machine) [ "$out" != bench/RESULTS.md ] || out=bench/RESULTS-warm-machine.md ;;
     --*) ;;
     *) [[ "$prev" == --timeout || "$prev" == --work ]] || { [ "$out" = bench/RESULTS-subset.md ] || out=bench/RESULTS-some.md; } ;;
   esac

@@ -24,6 +24,9 @@ struct CheckOptions {
   std::string model = "model";
   AccuracyOptions accuracy;
   RunnerOptions runner;
+  // judged_outputs: only the first N outputs are compared (0: all). The reducer's programs
+  // with their intermediates exposed put the program's own outputs first.
+  size_t judged_outputs = 0;
 };
 
 // CheckOptionsFromFlags: the --aoti_* flags (tolerance, accuracy, isolation, timeout,

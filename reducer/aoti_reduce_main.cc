@@ -122,6 +122,7 @@ int Main(int argc, char** argv) {
                            "/aoti_harness/tools/compile_server.py";
   }
   server.timeout_s = FLAGS_compile_timeout_s;
+  server.precompiled_headers_dir = aoti::PrecompiledHeadersDir(options.compile_cache);
   server.op_libraries = spec.check.runner.op_libraries;
   server.env_pass_through = spec.check.runner.env_pass_through;
   const std::string out = FLAGS_out.empty() ? "aoti_repro" : FLAGS_out;

@@ -47,6 +47,10 @@ CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t 
   return o;
 }
 
+std::string PrecompiledHeadersDir(const CompileCacheOptions& options) {
+  return options.dir.empty() ? "" : options.dir + "/precompiled_headers";
+}
+
 std::string CompileCache::DefaultDir() {
   if (const char* d = std::getenv("AOTI_COMPILE_CACHE_DIR"); d && *d) return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/aoti_harness/compile_cache";
@@ -131,7 +135,8 @@ void CompileCache::Evict() {
   int64_t total = 0;
   std::error_code ec;
   for (const auto& shard : fs::directory_iterator(options_.dir, ec)) {
-    if (!shard.is_directory(ec) || shard.path().filename().string().rfind(".tmp_", 0) == 0) continue;
+    // Shards only (<k[0:2]>): not entries being written, nor the precompiled headers.
+    if (!shard.is_directory(ec) || shard.path().filename().string().size() != 2) continue;
     for (const auto& e : fs::directory_iterator(shard.path(), ec)) {
       Entry entry{e.path(), fs::last_write_time(e.path(), ec), 0};
       for (const auto& f : fs::directory_iterator(e.path(), ec)) {

@@ -101,6 +101,23 @@ TEST_F(CompileCacheTest, TheLeastRecentlyUsedGoFirstPastTheCap) {
   EXPECT_TRUE(cache.Lookup(c, tmp_ + "/out.pt2"));
 }
 
+TEST_F(CompileCacheTest, EvictionLeavesThePrecompiledHeadersAlone) {
+  // The compile servers keep inductor's precompiled headers beside the entries; they are
+  // not entries, and eviction neither counts nor removes them.
+  CompileCacheOptions options{dir_, /*max_bytes=*/1500};
+  const std::string headers = PrecompiledHeadersDir(options);
+  EXPECT_EQ(headers, dir_ + "/precompiled_headers");
+  fs::create_directories(headers + "/locks");
+  WriteTextFile(headers + "/c.h.gch", std::string(5000, 'x'));
+  CompileCache cache(options);
+  const std::string a = CompileCache::Key({"a"});
+  cache.Store(a, Answer("done"), Archive("a.pt2", 1000));
+  EXPECT_TRUE(cache.Lookup(a, tmp_ + "/out.pt2")) << "the headers' 5000 bytes were counted against the cap";
+  EXPECT_TRUE(fs::exists(headers + "/c.h.gch"));
+  EXPECT_TRUE(fs::exists(headers + "/locks"));
+  EXPECT_EQ(PrecompiledHeadersDir(CompileCacheOptions{"", 0}), "");
+}
+
 TEST_F(CompileCacheTest, ACacheThatCannotBeCreatedTurnsItselfOff) {
   WriteTextFile(tmp_ + "/file", "");
   CompileCache cache({tmp_ + "/file/cache"});

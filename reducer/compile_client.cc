@@ -42,6 +42,9 @@ void CompileClient::Start() {
   try {
     Subprocess::Options spawn;
     spawn.argv = {options_.python, "-u", options_.server_script, "--answer-fd", std::to_string(kAnswerFd)};
+    if (!options_.precompiled_headers_dir.empty()) {
+      spawn.argv.insert(spawn.argv.end(), {"--precompiled-headers", options_.precompiled_headers_dir});
+    }
     // The server's temporary files (its private inductor cache among them) live in a
     // directory this client removes, so a server killed at a timeout leaves nothing.
     server_tmp_ = std::make_unique<TempDir>("aoti_compile_server");

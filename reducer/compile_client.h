@@ -26,6 +26,9 @@ struct CompileServerOptions {
   // By default none: DUMP_AOTI_MINIFIER inherited from a test would run torch's own
   // minifier, and the model, inside the server.
   std::vector<std::string> env_pass_through;
+  // Inductor's precompiled headers, shared by servers and kept across runs
+  // (PrecompiledHeadersDir); "": each server builds its own.
+  std::string precompiled_headers_dir;
 };
 
 struct CompileResult {

@@ -146,14 +146,17 @@ std::vector<at::Tensor> Oracle::InputsFor(const Program& candidate) const {
   return inputs;
 }
 
-Verdict Oracle::Judge(const Program& candidate, const std::string& archive) {
+Verdict Oracle::Judge(const Program& candidate, const std::string& archive, size_t judged_outputs,
+                      CompiledOutcome* outcome) {
   ++runs_;
   Verdict v;
   v.archive = archive;
   const std::vector<at::Tensor> inputs = InputsFor(candidate);
   CheckOptions check = check_;
   check.model = model_;
-  const CheckReport r = CheckAotiMatchesEager(archive, &inputs, check);
+  check.judged_outputs = judged_outputs;
+  CheckReport r = CheckAotiMatchesEager(archive, &inputs, check);
+  if (outcome) *outcome = std::move(r.outcome);
   v.failure_class = r.pass ? "" : r.failure_class;
   v.message = r.message;
   v.fails = !r.pass && r.failure_class == target_class_ &&
@@ -246,7 +249,48 @@ CompileResult Oracle::Compile(const Program& candidate, const std::string& key, 
   return Keep(*p, client_->Compile(p->program_path, p->compiled_path, configs_json));
 }
 
+std::string Oracle::VariantKey(const Program& candidate, const std::string& extra_configs_json) {
+  if (extra_configs_json.empty()) return Key(candidate);
+  char suffix[32];
+  std::snprintf(suffix, sizeof(suffix), "_%08zx", std::hash<std::string>()(extra_configs_json) & 0xffffffffu);
+  return Key(candidate) + suffix;
+}
+
+std::string Oracle::MergedConfigs(const std::string& extra_configs_json) const {
+  if (extra_configs_json.empty()) return configs_;
+  nlohmann::json configs;
+  try {
+    configs = nlohmann::json::parse(configs_);
+    configs.update(nlohmann::json::parse(extra_configs_json));
+  } catch (const nlohmann::json::exception& e) {
+    throw HarnessError(std::string("inductor configs are not a JSON object: ") + e.what());
+  }
+  return configs.dump();
+}
+
+Verdict Oracle::Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json) {
+  const std::string key = VariantKey(form, extra_configs_json);
+  const CompileResult c = Compile(form, key, MergedConfigs(extra_configs_json));
+  Verdict v;
+  if (c.phase == "load" || c.phase == "timeout" || c.phase == "server") {
+    v.failure_class = c.phase == "load" ? "export error" : "compile server " + c.phase;
+    v.not_failing_reason = v.failure_class + ": " + c.error_type + " " + c.message.substr(0, 300);
+    return v;
+  }
+  size_t own_outputs = 0;
+  for (const auto& s : candidate.output_specs) own_outputs += s.kind == OutputKind::kUserOutput;
+  CompiledOutcome outcome;
+  v = Judge(form, c.out, own_outputs, &outcome);
+  // Kept only when it showed the failure: else the strategies diagnose as usual.
+  if (v.fails || (target_class_.empty() && !v.failure_class.empty())) diagnosed_[key] = std::move(outcome);
+  return v;
+}
+
 bool Oracle::CompileAndRun(const Program& candidate, std::vector<at::Tensor>* outputs, std::string* problem) {
+  if (auto d = diagnosed_.find(Key(candidate)); d != diagnosed_.end() && d->second.ok()) {
+    *outputs = d->second.outputs;
+    return true;
+  }
   const CompileResult c = Compile(candidate, Key(candidate));
   if (c.phase == "load" || c.phase == "timeout" || c.phase == "server") {
     *problem = c.phase + ": " + c.message.substr(0, 300);
@@ -262,23 +306,19 @@ bool Oracle::CompileAndRun(const Program& candidate, std::vector<at::Tensor>* ou
   return true;
 }
 
-const CompileResult* Oracle::Compiled(const Program& candidate) const {
-  auto it = compiled_.find(Key(candidate));
+const CompileResult* Oracle::Compiled(const Program& candidate, const std::string& extra_configs_json) const {
+  auto it = compiled_.find(VariantKey(candidate, extra_configs_json));
   return it == compiled_.end() ? nullptr : &it->second;
 }
 
 bool Oracle::RunWithConfigs(const Program& candidate, const std::string& extra_configs_json, CompiledOutcome* outcome,
                             std::string* problem) {
-  nlohmann::json configs;
-  try {
-    configs = nlohmann::json::parse(configs_);
-    configs.update(nlohmann::json::parse(extra_configs_json));
-  } catch (const nlohmann::json::exception& e) {
-    throw HarnessError(std::string("inductor configs are not a JSON object: ") + e.what());
+  const std::string key = VariantKey(candidate, extra_configs_json);
+  if (auto d = diagnosed_.find(key); d != diagnosed_.end()) {
+    *outcome = d->second;
+    return true;
   }
-  char suffix[32];
-  std::snprintf(suffix, sizeof(suffix), "_%08zx", std::hash<std::string>()(extra_configs_json) & 0xffffffffu);
-  const CompileResult c = Compile(candidate, Key(candidate) + suffix, configs.dump());
+  const CompileResult c = Compile(candidate, key, MergedConfigs(extra_configs_json));
   if (!c.ok) {
     *problem = c.phase + ": " + c.message.substr(0, 300);
     return false;

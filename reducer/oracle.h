@@ -82,13 +82,26 @@ class Oracle {
 
   // Compiled: what the compile server said about a candidate compiled so far (the
   // compiler's output for a compile error); nullptr when it has not been compiled.
-  const CompileResult* Compiled(const Program& candidate) const;
+  // With `extra_configs_json`: its compile with those configs merged (RunWithConfigs',
+  // Diagnose's).
+  const CompileResult* Compiled(const Program& candidate, const std::string& extra_configs_json = "") const;
 
   // RunWithConfigs: the candidate compiled with extra inductor configs (a JSON object
   // merged over the run's; one compile, counted and cached) and run once in the isolated
   // runner, for what it prints. False with the reason when it cannot be compiled.
   bool RunWithConfigs(const Program& candidate, const std::string& extra_configs_json, CompiledOutcome* outcome,
                       std::string* problem);
+
+  // Diagnose: the sanity check of `candidate` made on a diagnostic form of it, so that one
+  // compile both confirms the failure and diagnoses it. `form` is the candidate itself,
+  // or a program that computes the candidate's outputs first and more after them (its
+  // intermediates exposed); `extra_configs_json` is merged over the run's configs ("" for
+  // none). The verdict judges the candidate's own outputs only, and is not cached as the
+  // candidate's (its plain compile is a different one). When it fails the same way (or, no
+  // target set yet, fails at all: its class is then the one to preserve), the run is
+  // kept: RunWithConfigs and CompileAndRun of the same form then answer from it, with no
+  // compile and no run.
+  Verdict Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json);
 
   std::vector<at::Tensor> InputsFor(const Program& candidate) const;
   const Pt2Archive& original() const { return original_; }
@@ -107,7 +120,14 @@ class Oracle {
   double compile_seconds() const { return compile_seconds_; }
 
  private:
-  Verdict Judge(const Program& candidate, const std::string& archive);
+  // Judge: the harness' check of a compiled archive; `judged_outputs` as CheckOptions'
+  // (0: all), `outcome` (optional) gets the compiled run.
+  Verdict Judge(const Program& candidate, const std::string& archive, size_t judged_outputs = 0,
+                CompiledOutcome* outcome = nullptr);
+  // VariantKey: the key of `candidate` compiled with extra configs; MergedConfigs: the
+  // run's configs with them.
+  static std::string VariantKey(const Program& candidate, const std::string& extra_configs_json);
+  std::string MergedConfigs(const std::string& extra_configs_json) const;
   // Compile: the compiled archive of a candidate, compiled once; phase as the server said.
   CompileResult Compile(const Program& candidate, const std::string& key);
   CompileResult Compile(const Program& candidate, const std::string& key, const std::string& configs_json);
@@ -134,6 +154,7 @@ class Oracle {
   std::map<std::string, Verdict> cache_;
   std::map<std::string, int> transient_failures_;  // server deaths and timeouts, by key
   std::map<std::string, CompileResult> compiled_;
+  std::map<std::string, CompiledOutcome> diagnosed_;  // Diagnose's runs, by variant key
   int compiles_ = 0, cache_hits_ = 0, runs_ = 0, disk_hits_ = 0;
   CompileCache* disk_ = nullptr;
   std::string state_digest_;  // the weights and constants, hashed once for the disk keys

@@ -3,9 +3,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "reducer/value_store.h"
 
+#include "harness/check.h"
 #include "harness/interpreter.h"
 #include "harness/pt2_archive.h"
 #include "reducer/graph_edit.h"
@@ -69,23 +71,22 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   oracle.UseDiskCache(&disk_cache);
   if (disk_cache.enabled()) progress("compile cache: " + disk_cache.dir());
   oracle.SetTarget(spec.failure_class, options.check_str);
+  // The failure class, when not given: the package as built says it with no compile (its
+  // compiled model's run, or the compile error its manifest records), so that the sanity
+  // check can be a strategy's diagnosis. Not with configs other than the package's.
+  if (spec.failure_class.empty() && spec.inductor_configs_json.empty()) {
+    CheckOptions as_built = check;
+    as_built.model = spec.model;
+    const CheckReport r = CheckAotiMatchesEager(spec.package, &inputs, as_built);
+    if (!r.pass && r.failure_class != "preflight" && r.failure_class != "harness error") {
+      oracle.SetTarget(r.failure_class, options.check_str);
+      progress("the package as built fails as " + r.failure_class + " (its own compiled model, no compile)");
+    } else if (r.pass) {
+      progress("the package as built passes; the sanity check finds the failure to reduce");
+    }
+  }
   oracle.SkipExportErrors(options.skip_export_errors);
   Program start_program = RemoveUnusedInputs(EliminateDeadCode(result.original));
-  // 2. Sanity.
-  if (!options.skip_sanity || spec.failure_class.empty()) {
-    progress("sanity: compiling and running the original (" + std::to_string(start_program.nodes.size()) + " nodes)");
-    const Verdict v = oracle.Test(start_program);
-    if (spec.failure_class.empty()) {
-      if (v.failure_class.empty()) throw HarnessError(spec.package + ": the original passes; there is nothing to reduce");
-      oracle.SetTarget(v.failure_class, options.check_str);
-    } else if (!v.fails) {
-      throw HarnessError(spec.package + ": the original no longer fails as " + spec.failure_class + " (" +
-                         (v.failure_class.empty() ? std::string("it passes") : "it fails as " + v.failure_class) +
-                         "); nothing to reduce. " + v.message.substr(0, 500));
-    }
-    progress("sanity: the original fails as " + oracle.target_class());
-  }
-  // 3. Strategies.
   std::vector<const StrategyInfo*> order;
   if (options.strategies.empty()) {
     for (const auto& s : Strategies()) order.push_back(&s);
@@ -102,6 +103,33 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   }
   for (const auto* s : order) result.strategies.push_back(s->name);
   ReductionState state(start_program, &oracle, &options, progress);
+  // 2. Sanity. Where a strategy diagnoses this failure (or a failure not known yet), its
+  // diagnostic compile is the sanity check's; the plain one is made only when the
+  // diagnosis does not show the failure.
+  if (!options.skip_sanity || spec.failure_class.empty()) {
+    progress("sanity: compiling and running the original (" + std::to_string(start_program.nodes.size()) + " nodes)");
+    std::optional<Verdict> diagnosed;
+    for (const auto* s : order) {
+      if (!s->diagnose || !(diagnosed = s->diagnose(state))) continue;
+      if (!diagnosed->fails && (!oracle.target_class().empty() || diagnosed->failure_class.empty())) {
+        progress("  " + std::string(s->name) + "'s diagnostic compile does not show the failure (" +
+                 diagnosed->not_failing_reason.substr(0, 200) + "); compiling the original as it is");
+        diagnosed.reset();
+      }
+      break;
+    }
+    const Verdict v = diagnosed ? *diagnosed : oracle.Test(start_program);
+    if (spec.failure_class.empty()) {
+      if (v.failure_class.empty()) throw HarnessError(spec.package + ": the original passes; there is nothing to reduce");
+      oracle.SetTarget(v.failure_class, options.check_str);
+    } else if (!v.fails) {
+      throw HarnessError(spec.package + ": the original no longer fails as " + spec.failure_class + " (" +
+                         (v.failure_class.empty() ? std::string("it passes") : "it fails as " + v.failure_class) +
+                         "); nothing to reduce. " + v.message.substr(0, 500));
+    }
+    progress("sanity: the original fails as " + oracle.target_class());
+  }
+  // 3. Strategies.
   bool progress_made = true;
   while (progress_made && state.current().nodes.size() > 1 && !state.OutOfTime()) {
     progress_made = false;

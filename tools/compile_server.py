@@ -2,7 +2,8 @@
 """compile_server: a persistent AOTI compile process for the reducer.
 
 torch is imported once; requests are JSON lines on stdin, answers JSON lines on a
-dedicated descriptor (--answer-fd N; stdout when not given). Whatever torch or a native
+dedicated descriptor (--answer-fd N; stdout when not given). --precompiled-headers DIR
+keeps inductor's precompiled headers in DIR across runs. Whatever torch or a native
 library prints, on stdout or stderr, goes to the log and cannot corrupt an answer.
 Every answer carries its request's id, errors included. Requests:
 
@@ -26,6 +27,7 @@ Answers: {"id", "ok", "phase" ("load" | "compile" | "done"), "seconds", "out",
 import io
 import json
 import os
+import platform
 import sys
 import tempfile
 import time
@@ -83,8 +85,10 @@ def compile_request(req, workdir):
         ep = torch.export.load(loadable)
     except Exception as e:
         return failed("load", e)
+    answer["load_seconds"] = round(time.time() - start, 3)
     aoti_pt2 = os.path.join(workdir, "aoti.pt2")
     record = package_model.compile_aoti(ep, configs, aoti_pt2)
+    answer["compile_seconds"] = record["seconds"]
     try:
         manifest["compile"] = record
         manifest["inductor_configs"] = configs
@@ -101,14 +105,20 @@ def compile_request(req, workdir):
     return answer
 
 
+def flag_value(argv, name):
+    """The value of --name V or --name=V in argv, else None."""
+    value = None
+    for k, arg in enumerate(argv):
+        if arg == name and k + 1 < len(argv):
+            value = argv[k + 1]
+        elif arg.startswith(name + "="):
+            value = arg.split("=", 1)[1]
+    return value
+
+
 def answer_stream(argv):
     """The answers' stream: --answer-fd N, else stdout. stdout itself then goes to stderr."""
-    fd = None
-    for k, arg in enumerate(argv):
-        if arg == "--answer-fd" and k + 1 < len(argv):
-            fd = argv[k + 1]
-        elif arg.startswith("--answer-fd="):
-            fd = arg.split("=", 1)[1]
+    fd = flag_value(argv, "--answer-fd")
     if fd is None:
         return os.fdopen(os.dup(1), "w")  # the original stdout, before fd 1 goes to the log
     try:
@@ -135,20 +145,73 @@ def private_inductor_cache():
     return os.environ["TORCHINDUCTOR_CACHE_DIR"]
 
 
+def probe_isas_at_once(cpu_vec_isa):
+    """Inductor probes the host's vector ISAs one after the other, a test compile and a
+    load each (about 3 s apiece here). Each answer is cached on its ISA object, so probing
+    the ISAs the CPU claims on threads of their own (the compiles are processes) leaves
+    valid_vec_isa_list only the cached answers to read. Where this wheel's module lacks
+    what is used here, nothing is done and inductor probes as usual."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    checker = getattr(cpu_vec_isa, "x86_isa_checker", None)
+    candidates = getattr(cpu_vec_isa, "supported_vec_isa_list", None)
+    if checker is None or candidates is None or platform.machine() not in ("x86_64", "AMD64"):
+        return
+    flags = checker()
+    claimed = [isa for isa in candidates if all(flag in flags for flag in str(isa).split())]
+    if len(claimed) > 1:
+        with ThreadPoolExecutor(len(claimed)) as pool:
+            list(pool.map(bool, claimed))
+
+
+def log(message):
+    """One line of progress in the server's log (its stderr)."""
+    print(f"compile_server: {message}", file=sys.stderr, flush=True)
+
+
+def share_precompiled_headers(directory):
+    """Inductor keeps the headers it precompiles (two of about 140 MB, 13 s to build here)
+    in <tempdir>/torchinductor_<user>/precompiled_headers, whatever TORCHINDUCTOR_CACHE_DIR
+    says, and this server's tempdir is its own. That place becomes a link to `directory`,
+    kept across runs and shared by servers (inductor locks it, and names each header by
+    compiler, flags and preprocessed text), so the headers are built once, not once per
+    server. On any problem the server builds its own, as before."""
+    try:
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+        os.makedirs(directory, exist_ok=True)
+        link = os.path.join(default_cache_dir(), "precompiled_headers")
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        if not os.path.lexists(link):
+            os.symlink(os.path.abspath(directory), link)
+        log(f"precompiled headers: {directory}")
+    except Exception as e:
+        log(f"precompiled headers are not shared ({type(e).__name__}: {e}); this server builds its own")
+
+
 def main(argv=None):
+    started = time.time()
+    argv = sys.argv[1:] if argv is None else argv
     inductor_cache = private_inductor_cache()  # before torch is imported
     import torch
 
-    out = answer_stream(sys.argv[1:] if argv is None else argv)
+    log(f"torch {torch.__version__} imported in {time.time() - started:.1f} s")
+    if flag_value(argv, "--precompiled-headers"):
+        share_precompiled_headers(flag_value(argv, "--precompiled-headers"))
+
+    out = answer_stream(argv)
     # The host's vector ISAs, probed once (inductor compiles a test program per ISA, about
     # 8 s here): every compile needs them, and probed before the first request is read,
     # they cost nothing when the client started this server ahead of its first compile.
+    probe = time.time()
     try:
         from torch._inductor import cpu_vec_isa
 
-        cpu_vec_isa.valid_vec_isa_list()
+        probe_isas_at_once(cpu_vec_isa)
+        isas = cpu_vec_isa.valid_vec_isa_list()
+        log(f"vector ISAs probed in {time.time() - probe:.1f} s: {' '.join(str(i) for i in isas) or 'none'}")
     except Exception as e:  # the first compile probes again and reports what fails
-        print(f"compile_server: probing the vector ISAs failed: {e}", file=sys.stderr)
+        log(f"probing the vector ISAs failed: {e}")
     # Anything printed to stdout, from Python or a native library, goes to the log.
     sys.stdout.flush()
     os.dup2(2, 1)
@@ -174,6 +237,9 @@ def main(argv=None):
             elif op == "compile":
                 with tempfile.TemporaryDirectory(prefix="aoti_compile_") as workdir:
                     answer = compile_request(req, workdir)
+                log(f"request {req_id}: {os.path.basename(str(req.get('program')))}: {answer.get('phase')} "
+                    f"in {answer.get('seconds')} s (loading {answer.get('load_seconds')} s, "
+                    f"aoti_compile_and_package {answer.get('compile_seconds')} s)")
             else:
                 answer = {"id": req_id, "ok": False, "phase": "request",
                           "error": {"type": "BadRequest", "message": f"unknown op {op!r}; expected compile, ping or shutdown"}}

@@ -49,10 +49,25 @@ std::vector<bool> Relevant(const Program& p, bool floating_only) {
 
 }  // namespace
 
+namespace {
+
+// On 3 nodes or fewer the search needs no more compiles than the exposed program costs.
+bool Applies(ReductionState& state) {
+  return state.oracle().target_class() == "accuracy" && state.current().nodes.size() > 3;
+}
+
+}  // namespace
+
+std::optional<Verdict> DiagnoseExposed(ReductionState& state) {
+  if (!Applies(state)) return std::nullopt;
+  state.Progress("  localize_first: the sanity check compiles the program with its intermediates exposed, "
+                 "and judges its own outputs");
+  return state.oracle().Diagnose(state.current(), ExposeIntermediates(state.current()), "");
+}
+
 bool LocalizeFirst(ReductionState& state) {
   Oracle& oracle = state.oracle();
-  // On 3 nodes or fewer the search needs no more compiles than the exposed program costs.
-  if (oracle.target_class() != "accuracy" || state.current().nodes.size() <= 3) return false;
+  if (!Applies(state)) return false;
   const Program exposed = ExposeIntermediates(state.current());
   std::vector<at::Tensor> compiled;
   std::string problem;

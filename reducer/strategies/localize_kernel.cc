@@ -2,9 +2,11 @@
 // culprit from the kernel that failed instead of searching for it.
 //   - compile error: the compiler names the function its first error is in; the
 //     current program's compile already said it, so this costs no compile.
-//   - runtime error, signal, timeout: the current program is compiled once more with
-//     AOTI's kernel-name printer (a compile-time setting; counted) and run; the kernel
-//     launched and never finished is the one that failed.
+//   - runtime error, signal, timeout: the current program is compiled with AOTI's
+//     kernel-name printer (a compile-time setting) and run; the kernel launched and never
+//     finished is the one that failed. That compile is the sanity check's (its diagnosis,
+//     DiagnoseKernelNames), so it costs nothing more; after an accepted proposal, or when
+//     the printer hid the failure at the sanity check, it is one more compile, counted.
 // The kernel's name carries the operators fused into it (reducer/kernel_map.h). The
 // first node of its rarest operator is proposed alone, then with the kernel's other
 // operators around it, then with its neighbours. When no proposal fails the same way,
@@ -22,6 +24,12 @@
 namespace aoti {
 namespace {
 
+std::string PrinterConfigs() {
+  // Config values travel as JSON literals (as Bazel passes them); the printer level is the
+  // string "3", not the number.
+  return nlohmann::json{{kKernelNamePrinterConfig, nlohmann::json(kKernelNamePrinterNamesOnly).dump()}}.dump();
+}
+
 bool IsCrash(const std::string& failure_class) {
   return failure_class == "runtime error" || failure_class == "timeout" || failure_class.rfind("signal", 0) == 0;
 }
@@ -33,8 +41,13 @@ std::string FailedKernel(ReductionState& state, std::string* why, std::optional<
   Oracle& oracle = state.oracle();
   const Program& p = state.current();
   if (oracle.target_class() == "compile error") {
-    oracle.Test(p);  // compiled already unless the sanity check was skipped
-    const CompileResult* c = oracle.Compiled(p);
+    // The sanity check's compile under the printer, or the program's own (compiled already
+    // unless the sanity check was skipped).
+    const CompileResult* c = oracle.Compiled(p, PrinterConfigs());
+    if (!c || c->phase != "compile") {
+      oracle.Test(p);
+      c = oracle.Compiled(p);
+    }
     if (!c) {
       *why = "the program's compile left no record";
       return "";
@@ -49,15 +62,11 @@ std::string FailedKernel(ReductionState& state, std::string* why, std::optional<
     *why = "the kernel-name run was spent on a larger program";
     return "";
   }
-  state.Progress("  localize_kernel: compiling once with the kernel-name printer (" +
-                 std::string(kKernelNamePrinterConfig) + "=" + kKernelNamePrinterNamesOnly + ")");
+  state.Progress("  localize_kernel: the run under the kernel-name printer (" + std::string(kKernelNamePrinterConfig) +
+                 "=" + kKernelNamePrinterNamesOnly + ")");
   CompiledOutcome outcome;
   std::string problem;
-  // Config values travel as JSON literals (as Bazel passes them); the printer level is the
-  // string "3", not the number.
-  const std::string extra =
-      nlohmann::json{{kKernelNamePrinterConfig, nlohmann::json(kKernelNamePrinterNamesOnly).dump()}}.dump();
-  if (!oracle.RunWithConfigs(p, extra, &outcome, &problem)) {
+  if (!oracle.RunWithConfigs(p, PrinterConfigs(), &outcome, &problem)) {
     *why = "the program does not compile with the printer (" + problem + ")";
     return "";
   }
@@ -73,6 +82,16 @@ std::string FailedKernel(ReductionState& state, std::string* why, std::optional<
 }
 
 }  // namespace
+
+std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
+  // For a crash, or a failure not known yet (a compile error is read from the same
+  // compile). On 3 nodes or fewer the search is as cheap as a diagnosis.
+  const std::string& target = state.oracle().target_class();
+  if (!(target.empty() || IsCrash(target)) || state.current().nodes.size() <= 3) return std::nullopt;
+  state.Progress("  localize_kernel: the sanity check compiles the program with the kernel-name printer (" +
+                 std::string(kKernelNamePrinterConfig) + "=" + kKernelNamePrinterNamesOnly + ")");
+  return state.oracle().Diagnose(state.current(), state.current(), PrinterConfigs());
+}
 
 bool LocalizeKernel(ReductionState& state) {
   const std::string& target = state.oracle().target_class();

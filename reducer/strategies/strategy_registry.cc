@@ -6,10 +6,10 @@ namespace aoti {
 const std::vector<StrategyInfo>& Strategies() {
   static const std::vector<StrategyInfo> kStrategies = {
       {"localize_first", "accuracy only: compile once with intermediates exposed, blame the first node that "
-                         "diverges on its own (compiled) inputs", &LocalizeFirst},
+                         "diverges on its own (compiled) inputs", &LocalizeFirst, &DiagnoseExposed},
       {"localize_kernel", "compile errors and crashes: map the kernel that failed (the compiler's error, or the last "
                           "kernel launched under AOTI's kernel-name printer) to its nodes and propose them",
-       &LocalizeKernel},
+       &LocalizeKernel, &DiagnoseKernelNames},
       {"bisect_prefix", "binary search for the shortest failing prefix in topological order", &BisectPrefix},
       {"isolate_tail", "keep only the last 1, 2, 4, ... nodes of the current program", &IsolateTail},
       {"remove_outputs", "keep one output, or drop half of them, then eliminate dead code", &RemoveOutputs},
