@@ -34,6 +34,13 @@ std::map<std::string, int>& CasesPerTest() {
 
 }  // namespace
 
+std::string InOutputsZip(const std::string& path) {
+  const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+  if (!dir || !*dir) return path;
+  const std::string prefix = std::string(dir) + "/";
+  return path.rfind(prefix, 0) == 0 ? "outputs.zip:" + path.substr(prefix.size()) : path;
+}
+
 std::string RecordFailingCase(FailingCase c) {
   const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   if (outputs && *outputs) {

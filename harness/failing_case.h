@@ -32,4 +32,9 @@ std::string RecordFailingCase(FailingCase c);
 // TakeFailingCases returns and forgets the cases recorded so far.
 std::vector<FailingCase> TakeFailingCases();
 
+// InOutputsZip: where a path lands for the user, "outputs.zip:aoti/..." when it is under
+// Bazel's TEST_UNDECLARED_OUTPUTS_DIR (zipped into test.outputs/outputs.zip); else the
+// path itself. For test.xml properties and messages read after the sandbox is gone.
+std::string InOutputsZip(const std::string& path);
+
 }  // namespace aoti

@@ -5,6 +5,7 @@
 
 #include "harness/errors.h"
 #include "harness/failing_case.h"
+#include "harness/flags.h"
 #include "harness/pt2_archive.h"
 
 namespace aoti {
@@ -48,7 +49,7 @@ std::string CurrentTestName() {
   ::testing::AssertionResult failure = ::testing::AssertionFailure();
   failure << "AOTI check failed (" << failure_class << "): " << r.message;
   if (!directory.empty()) {
-    ::testing::Test::RecordProperty("aoti_case", directory);
+    ::testing::Test::RecordProperty("aoti_case", InOutputsZip(directory));
     failure << "\n  The failing case is in " << directory << " (test.outputs/outputs.zip under Bazel); "
             << "reduce it with: aoti_reduce minify --case_dir=" << directory
             << " (or run the test with DUMP_AOTI_MINIFIER=1)";
@@ -69,6 +70,18 @@ namespace {
 }
 
 }  // namespace
+
+std::string PackageUnderTest() {
+  if (FLAGS_aoti_package.empty()) {
+    throw HarnessError("no package under test: --aoti_package is empty (aoti_model_test sets it from its `package` "
+                       "attribute; a binary run by hand needs --aoti_package=PATH.pt2)");
+  }
+  return FLAGS_aoti_package;
+}
+
+std::vector<at::Tensor> SampleInputs(const std::string& package) {
+  return Pt2Archive::Open(package)->SampleInputs();
+}
 
 ::testing::AssertionResult AotiMatchesEager(const std::string& package) {
   return WithFlagOptions(package, nullptr);

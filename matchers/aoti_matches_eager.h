@@ -1,8 +1,12 @@
 // EXPECT_AOTI_MATCHES_EAGER / ASSERT_AOTI_MATCHES_EAGER: the assertion model tests write.
 //
-//   EXPECT_AOTI_MATCHES_EAGER(FLAGS_aoti_package);                  // the sample inputs
-//   EXPECT_AOTI_MATCHES_EAGER(FLAGS_aoti_package, inputs);          // your inputs
-//   EXPECT_AOTI_MATCHES_EAGER(FLAGS_aoti_package, inputs, options); // per-test options
+//   EXPECT_AOTI_MATCHES_EAGER(aoti::PackageUnderTest());                  // the sample inputs
+//   EXPECT_AOTI_MATCHES_EAGER(aoti::PackageUnderTest(), inputs);          // your inputs
+//   EXPECT_AOTI_MATCHES_EAGER(aoti::PackageUnderTest(), inputs, options); // per-test options
+//
+// In a test of your own (aoti_model_test with `srcs`), PackageUnderTest() is the target's
+// `package`, and SampleInputs() its sample inputs, to start your own inputs from (the
+// same shapes, your values).
 //
 // The check itself (preflight, compiled run, eager, float64, verdict) is the
 // gtest-free library harness/check.h; this header adapts it to gtest. On a failure the
@@ -19,6 +23,14 @@
 #include "harness/check.h"
 
 namespace aoti {
+
+// PackageUnderTest: the .pt2 an aoti_model_test was given (--aoti_package). Throws
+// HarnessError, naming the flag, when there is none (a plain cc_test, or a binary run by
+// hand without --aoti_package=PATH).
+std::string PackageUnderTest();
+// SampleInputs: the sample inputs a package was exported with, in order. Throws
+// HarnessError, naming the package, when it cannot be read.
+std::vector<at::Tensor> SampleInputs(const std::string& package);
 
 // AotiMatchesEager: the check as a gtest AssertionResult; records the failing case.
 // `report`, when given, receives the full report (for printing a summary).

@@ -309,8 +309,8 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   WriteAtomically(out_dir + "/repro_test.cc",
                   "// aoti_harness repro: " + r.failure_class + ", " + std::to_string(r.nodes_after) +
                       " nodes. Minimal graph:\n" + CommentBlock(FormatGraph(r.minimal), "//   ") +
-                      "#include <gtest/gtest.h>\n\n#include \"harness/flags.h\"\n#include \"matchers/aoti_matches_eager.h\"\n\n"
-                      "TEST(AotiRepro, CompiledMatchesEager) { EXPECT_AOTI_MATCHES_EAGER(FLAGS_aoti_package); }\n");
+                      "#include <gtest/gtest.h>\n\n#include \"matchers/aoti_matches_eager.h\"\n\n"
+                      "TEST(AotiRepro, CompiledMatchesEager) { EXPECT_AOTI_MATCHES_EAGER(aoti::PackageUnderTest()); }\n");
   // report.md
   std::ostringstream md;
   md << "# AOTI repro: " << r.failure_class << "\n\n"

@@ -89,8 +89,11 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
   if (!FLAGS_aoti_reduce_on_failure || cases.empty()) return;
   const char* env_python = std::getenv("AOTI_PYTHON");
   const std::string python = !FLAGS_aoti_python.empty() ? FLAGS_aoti_python : (env_python ? env_python : "");
+  int reduced = 0;
   for (const FailingCase& c : cases) {
     if (!Wanted(c.failure_class)) continue;
+    // test.xml properties, one set per failing check: aoti_repro, aoti_repro_2, ...
+    const std::string suffix = ++reduced == 1 ? "" : "_" + std::to_string(reduced);
     const std::string where = c.directory.empty() ? std::string("aoti_repro_") + info.name() : c.directory;
     const std::string out = where + "/repro";
     LOG(INFO) << "reducing the " << c.failure_class << " failure of " << c.test_name << " into " << out
@@ -116,6 +119,7 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       ReduceOptions options;
       options.jobs = FLAGS_aoti_reduce_jobs;
       options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
+      server.precompiled_headers_dir = PrecompiledHeadersDir(options.compile_cache);
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
       options.time_budget_s =
           ReductionBudgetSeconds(FLAGS_aoti_reduce_time_budget_s, std::getenv("TEST_TIMEOUT"), elapsed);
@@ -142,7 +146,13 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
                                   "); repro: " + out + " (python repro.py; bazel test :repro_test)";
       LOG(INFO) << summary << "\n" << FormatGraph(r.minimal);
       Annotate(c.test_name, summary + "\n" + FormatGraph(r.minimal));
+      ::testing::Test::RecordProperty("aoti_reduced_class" + suffix, r.failure_class);
+      ::testing::Test::RecordProperty("aoti_nodes_before" + suffix, static_cast<int>(r.nodes_before));
+      ::testing::Test::RecordProperty("aoti_nodes_after" + suffix, static_cast<int>(r.nodes_after));
+      ::testing::Test::RecordProperty("aoti_compiles" + suffix, r.compiles);
+      ::testing::Test::RecordProperty("aoti_repro" + suffix, InOutputsZip(out));
     } catch (const std::exception& e) {
+      ::testing::Test::RecordProperty("aoti_repro" + suffix, std::string("the reduction failed: ") + e.what());
       LOG(ERROR) << "could not reduce " << c.test_name << ": " << e.what();
       Annotate(c.test_name, c.test_name + ": the reduction failed: " + e.what());
     }
