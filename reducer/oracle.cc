@@ -169,6 +169,14 @@ Verdict Oracle::Judge(const Program& candidate, const std::string& archive, size
   return v;
 }
 
+std::optional<Verdict> Oracle::NotCompiled(const CompileResult& c) {
+  if (c.phase != "load" && c.phase != "timeout" && c.phase != "server") return std::nullopt;
+  Verdict v;
+  v.failure_class = c.phase == "load" ? "export error" : "compile server " + c.phase;
+  v.not_failing_reason = v.failure_class + ": " + c.error_type + " " + c.message.substr(0, 300);
+  return v;
+}
+
 Verdict Oracle::Test(const Program& candidate) {
   const std::string key = Key(candidate);
   prefetched_.erase(key);
@@ -188,9 +196,8 @@ Verdict Oracle::Test(const Program& candidate) {
   }
   const std::string compiled_path = c.out;
   Verdict v;
-  if (c.phase == "load" || c.phase == "timeout" || c.phase == "server") {
-    v.failure_class = c.phase == "load" ? "export error" : "compile server " + c.phase;
-    v.not_failing_reason = v.failure_class + ": " + c.error_type + " " + c.message.substr(0, 300);
+  if (std::optional<Verdict> no_archive = NotCompiled(c)) {
+    v = *no_archive;
     if (c.phase == "load" && !skip_export_errors_) {
       throw HarnessError("a candidate could not be loaded by torch.export (--noskip_export_error): " +
                          v.not_failing_reason);
@@ -271,16 +278,11 @@ std::string Oracle::MergedConfigs(const std::string& extra_configs_json) const {
 Verdict Oracle::Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json) {
   const std::string key = VariantKey(form, extra_configs_json);
   const CompileResult c = Compile(form, key, MergedConfigs(extra_configs_json));
-  Verdict v;
-  if (c.phase == "load" || c.phase == "timeout" || c.phase == "server") {
-    v.failure_class = c.phase == "load" ? "export error" : "compile server " + c.phase;
-    v.not_failing_reason = v.failure_class + ": " + c.error_type + " " + c.message.substr(0, 300);
-    return v;
-  }
+  if (std::optional<Verdict> no_archive = NotCompiled(c)) return *no_archive;
   size_t own_outputs = 0;
   for (const auto& s : candidate.output_specs) own_outputs += s.kind == OutputKind::kUserOutput;
   CompiledOutcome outcome;
-  v = Judge(form, c.out, own_outputs, &outcome);
+  const Verdict v = Judge(form, c.out, own_outputs, &outcome);
   // Kept only when it showed the failure: else the strategies diagnose as usual.
   if (v.fails || (target_class_.empty() && !v.failure_class.empty())) diagnosed_[key] = std::move(outcome);
   return v;

@@ -124,6 +124,9 @@ class Oracle {
   // (0: all), `outcome` (optional) gets the compiled run.
   Verdict Judge(const Program& candidate, const std::string& archive, size_t judged_outputs = 0,
                 CompiledOutcome* outcome = nullptr);
+  // NotCompiled: the verdict on a candidate that left no archive to run (torch.export
+  // could not load it, or the server timed out or died); nullopt when there is one.
+  static std::optional<Verdict> NotCompiled(const CompileResult& c);
   // VariantKey: the key of `candidate` compiled with extra configs; MergedConfigs: the
   // run's configs with them.
   static std::string VariantKey(const Program& candidate, const std::string& extra_configs_json);

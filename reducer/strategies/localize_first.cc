@@ -47,10 +47,6 @@ std::vector<bool> Relevant(const Program& p, bool floating_only) {
   return relevant;
 }
 
-}  // namespace
-
-namespace {
-
 // On 3 nodes or fewer the search needs no more compiles than the exposed program costs.
 bool Applies(ReductionState& state) {
   return state.oracle().target_class() == "accuracy" && state.current().nodes.size() > 3;
