@@ -170,8 +170,7 @@ def run_upstream(p, work, args, env):
     os.makedirs(out)
     os.makedirs(os.path.join(out, "tmp"))
     if args.header_seed:
-        shutil.copytree(args.header_seed,
-                        os.path.join(out, "tmp", f"torchinductor_{getpass.getuser()}", "precompiled_headers"))
+        shutil.copytree(args.header_seed, headers_in(os.path.join(out, "tmp")))
     env = dict(armed(env), TORCHINDUCTOR_CACHE_DIR=os.path.join(out, "inductor_cache"), TMPDIR=os.path.join(out, "tmp"))
     cmd = [args.python, os.path.join(ROOT, "bench", "upstream_minifier.py"), os.path.join(ROOT, p["model"]),
            json.dumps(p["configs"]), p["mode"], "--model-kwargs", json.dumps(p["kwargs"])]
@@ -193,6 +192,11 @@ def run_upstream(p, work, args, env):
     return row
 
 
+def headers_in(tmpdir):
+    """Where inductor keeps its precompiled headers for a process whose TMPDIR is tmpdir."""
+    return os.path.join(tmpdir, f"torchinductor_{getpass.getuser()}", "precompiled_headers")
+
+
 SEED_MODEL = """
 import torch
 class M(torch.nn.Module):
@@ -212,7 +216,7 @@ def header_seed(work, args, env):
     seed_env = dict(env, TMPDIR=tmp, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor_cache"))
     r = subprocess.run([args.python, "-c", SEED_MODEL, os.path.join(tmp, "seed.pt2")], env=seed_env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    seed = os.path.join(tmp, f"torchinductor_{getpass.getuser()}", "precompiled_headers")
+    seed = headers_in(tmp)
     if r.returncode != 0 or not os.path.isdir(seed):
         raise SystemExit(f"bench: building the precompiled headers failed:\n{r.stdout[-2000:]}")
     log(f"precompiled headers for both sides: {seed} ({', '.join(sorted(os.listdir(seed)))})")
