@@ -74,15 +74,29 @@ aoti_package = rule(
     },
 )
 
-def aoti_model_test(name, package, srcs = None, deps = [], args = [], data = [], op_libraries = [], **kwargs):
+def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [], args = [], data = [], op_libraries = [], **kwargs):
     """A cc_test of an aoti_package: gets --aoti_package=<path>, the isolated runner, and
     the reducer's listener (on with DUMP_AOTI_MINIFIER=1 or --aoti_reduce_on_failure).
 
-    With no srcs it runs the harness' generic test: EXPECT_AOTI_MATCHES_EAGER on the
-    package's sample inputs. op_libraries: shared libraries of custom operators the
-    compiled model calls (loaded into the runner child process).
+    package: the aoti_package under test (aoti::PackageUnderTest()).
+    packages: more of them by key, {"small": ":m_small", "large": ":m_large"}, for a test
+    that checks a model at several shapes or checkpoints (aoti::PackageUnderTest("small")).
+    Give package, packages, or both.
+
+    With no srcs it runs the harness' generic test: EXPECT_AOTI_MATCHES_EAGER on the sample
+    inputs of each package. op_libraries: shared libraries of custom operators the
+    compiled model calls (loaded into the runner child process). shard_count and the
+    other cc_test attributes pass through (the test main honours Bazel's sharding).
     """
+    if not package and not packages:
+        fail("aoti_model_test %s: give package (an aoti_package) or packages ({key: aoti_package})" % name)
+    for key in packages:
+        if not key or "=" in key or "," in key:
+            fail("aoti_model_test %s: packages key '%s': expected a non-empty name without '=' or ','" % (name, key))
     lib_args = ["--aoti_op_libraries=" + ",".join(["$(rootpath %s)" % lib for lib in op_libraries])] if op_libraries else []
+    package_args = ["--aoti_package=$(rootpath %s)" % package] if package else []
+    if packages:
+        package_args.append("--aoti_packages=" + ",".join(["%s=$(rootpath %s)" % (key, packages[key]) for key in packages]))
     native.cc_test(
         name = name,
         srcs = srcs or [],
@@ -91,15 +105,13 @@ def aoti_model_test(name, package, srcs = None, deps = [], args = [], data = [],
             Label("//matchers:aoti_matches_eager"),
             Label("//reducer:reduce_listener"),
         ] + ([] if srcs else [Label("//harness:generic_model_test")]),
-        data = data + op_libraries + [
-            package,
+        data = data + op_libraries + ([package] if package else []) + [packages[key] for key in packages] + [
             Label("//harness:aoti_runner"),
             Label("//tools:compile_server.py"),
             Label("//tools:package_model.py"),
             Label("@torch//:python"),
         ],
-        args = args + [
-            "--aoti_package=$(rootpath %s)" % package,
+        args = args + package_args + [
             "--aoti_runner=$(rootpath %s)" % Label("//harness:aoti_runner"),
             "--aoti_python=$(rootpath %s)" % Label("@torch//:python"),
             "--aoti_compile_server=$(rootpath %s)" % Label("//tools:compile_server.py"),

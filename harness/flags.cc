@@ -22,6 +22,9 @@ double DefaultTimeout() {
 }  // namespace
 
 DEFINE_string(aoti_package, "", "Path to the .pt2 archive under test (set by aoti_model_test).");
+DEFINE_string(aoti_packages, "",
+              "More packages under test by key, KEY=PATH,... (set by aoti_model_test's `packages`); "
+              "aoti::PackageUnderTest(\"KEY\") returns one.");
 DEFINE_string(aoti_model_name, "model", "Model name inside the archive.");
 DEFINE_double(aoti_tolerance, 1e-3, "tol of the accuracy rule, as PyTorch's repro_tolerance (default 1e-3).");
 DEFINE_string(aoti_accuracy, EnvOr("AOTI_ACCURACY", "fp64").c_str(),

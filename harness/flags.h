@@ -8,6 +8,7 @@
 #include <gflags/gflags.h>
 
 DECLARE_string(aoti_package);         // the .pt2 under test (set by aoti_model_test)
+DECLARE_string(aoti_packages);        // KEY=PATH,... more packages by key (aoti_model_test's packages)
 DECLARE_string(aoti_model_name);      // model name inside the archive
 DECLARE_double(aoti_tolerance);       // tol of the accuracy rule (upstream repro_tolerance)
 DECLARE_string(aoti_accuracy);        // fp64 | strict | assert_close

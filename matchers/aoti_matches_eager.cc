@@ -72,11 +72,51 @@ namespace {
 }  // namespace
 
 std::string PackageUnderTest() {
+  if (FLAGS_aoti_package.empty() && !FLAGS_aoti_packages.empty()) {
+    throw HarnessError("no package under test without a key: this test names its packages by key (--aoti_packages=" +
+                       FLAGS_aoti_packages + "); use aoti::PackageUnderTest(\"KEY\")");
+  }
   if (FLAGS_aoti_package.empty()) {
     throw HarnessError("no package under test: --aoti_package is empty (aoti_model_test sets it from its `package` "
                        "attribute; a binary run by hand needs --aoti_package=PATH.pt2)");
   }
   return FLAGS_aoti_package;
+}
+
+namespace {
+
+// The --aoti_packages entries, KEY=PATH, in order; a malformed entry is a HarnessError.
+std::vector<std::pair<std::string, std::string>> KeyedPackages() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& entry : SplitFlagList(FLAGS_aoti_packages)) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {
+      throw HarnessError("--aoti_packages: '" + entry + "' is not KEY=PATH (aoti_model_test writes it from its "
+                         "`packages` attribute)");
+    }
+    out.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string PackageUnderTest(const std::string& key) {
+  std::string keys;
+  for (const auto& [k, path] : KeyedPackages()) {
+    if (k == key) return path;
+    keys += (keys.empty() ? "" : ", ") + k;
+  }
+  throw HarnessError("no package under test with key '" + key + "': " +
+                     (keys.empty() ? std::string("this test names no packages by key (aoti_model_test's `packages` "
+                                                 "attribute, {\"KEY\": \":target\"})")
+                                   : "the keys are " + keys));
+}
+
+std::vector<std::string> PackageKeys() {
+  std::vector<std::string> keys;
+  for (const auto& [k, path] : KeyedPackages()) keys.push_back(k);
+  return keys;
 }
 
 std::vector<at::Tensor> SampleInputs(const std::string& package) {

@@ -6,7 +6,9 @@
 //
 // In a test of your own (aoti_model_test with `srcs`), PackageUnderTest() is the target's
 // `package`, and SampleInputs() its sample inputs, to start your own inputs from (the
-// same shapes, your values).
+// same shapes, your values). A target that names several packages by key
+// (`packages = {"small": ":m_small", "large": ":m_large"}`) reaches each with
+// PackageUnderTest("small").
 //
 // The check itself (preflight, compiled run, eager, float64, verdict) is the
 // gtest-free library harness/check.h; this header adapts it to gtest. On a failure the
@@ -28,6 +30,13 @@ namespace aoti {
 // HarnessError, naming the flag, when there is none (a plain cc_test, or a binary run by
 // hand without --aoti_package=PATH).
 std::string PackageUnderTest();
+// PackageUnderTest(key): one of the packages an aoti_model_test names by key in its
+// `packages` attribute (--aoti_packages=KEY=PATH,...), for a test that checks a model at
+// several shapes or checkpoints. Throws HarnessError naming the key and the keys there
+// are when it is not one of them.
+std::string PackageUnderTest(const std::string& key);
+// PackageKeys: the keys of `packages`, in the order given (empty when there are none).
+std::vector<std::string> PackageKeys();
 // SampleInputs: the sample inputs a package was exported with, in order. Throws
 // HarnessError, naming the package, when it cannot be read.
 std::vector<at::Tensor> SampleInputs(const std::string& package);
