@@ -130,6 +130,10 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
     }
   }
   fp64_out.resize(eager_out.size());  // undefined: no float64 reference for that output
+  if (options.keep_values) {
+    r.eager_outputs = eager_out;
+    r.fp64_outputs = fp64_out;
+  }
   // 4. Verdict.
   const auto& got = r.outcome.outputs;
   if (got.size() != eager_out.size()) {

@@ -27,6 +27,9 @@ struct CheckOptions {
   // judged_outputs: only the first N outputs are compared (0: all). The reducer's programs
   // with their intermediates exposed put the program's own outputs first.
   size_t judged_outputs = 0;
+  // keep_values: the report keeps eager's and float64's outputs too (the compiled ones are
+  // in its outcome), for a picture of the error (the reducer's report.html).
+  bool keep_values = false;
 };
 
 // CheckOptionsFromFlags: the --aoti_* flags (tolerance, accuracy, isolation, timeout,
@@ -43,6 +46,9 @@ struct CheckReport {
   CompiledOutcome outcome;
   std::vector<TensorComparison> comparisons;
   std::string fp64_note;  // set when there is no float64 reference, and why
+  // With CheckOptions::keep_values, from step 3 on: eager's outputs, and float64's
+  // (undefined where there is no float64 reference).
+  std::vector<at::Tensor> eager_outputs, fp64_outputs;
 };
 
 // CheckAotiMatchesEager runs the four steps. `inputs` null means the sample inputs.

@@ -25,6 +25,7 @@
 #include "harness/temp_dir.h"
 #include "harness/check.h"
 #include "reducer/artifacts.h"
+#include "reducer/progress.h"
 #include "reducer/case_file.h"
 #include "reducer/reducer.h"
 #include "reducer/strategies/strategy.h"
@@ -130,8 +131,9 @@ int Main(int argc, char** argv) {
   server.log_path = out + "/compile_server.log";
   aoti::CompileClient client(server);
   aoti::TempDir work("aoti_reduce");
+  aoti::ProgressLog progress;
   const aoti::ReduceResult r = aoti::Reduce(spec, options, &client, work.path(),
-                                            [](const std::string& line) { LOG(INFO) << "reduce: " << line; });
+                                            progress.Callback());
   aoti::WriteArtifacts(r, spec, options, out);
   std::cout << "reduced " << r.failure_class << " from " << r.nodes_before << " to " << r.nodes_after << " nodes with "
             << r.compiles << " compiles on " << r.jobs << " compile server" << (r.jobs == 1 ? "" : "s") << " ("

@@ -20,6 +20,7 @@
 #include "harness/tensor_io.h"
 #include "harness/temp_dir.h"
 #include "reducer/graph_edit.h"
+#include "reducer/report_html.h"
 
 namespace aoti {
 namespace {
@@ -271,28 +272,8 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   }
   const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
   WriteAtomically(out_dir + "/repro.py", ReproPy(r, spec, options, env));
-  // graph.dot
-  std::ostringstream dot;
-  dot << "digraph repro {\n  rankdir=TB;\n  node [shape=box, fontname=monospace];\n";
-  std::map<std::string, std::string> producer;
-  for (const auto& s : r.minimal.input_specs) {
-    if (s.kind == InputKind::kUserInput) {
-      dot << "  \"" << s.value_name << "\" [shape=ellipse];\n";
-      producer[s.value_name] = s.value_name;
-    }
-  }
-  for (size_t i = 0; i < r.minimal.nodes.size(); ++i) {
-    const Node& n = r.minimal.nodes[i];
-    const std::string id = "n" + std::to_string(i);
-    dot << "  " << id << " [label=\"" << n.name << "\\n" << ShortTarget(n.target) << "\"];\n";
-    for (const auto& v : NodeInputNames(n)) {
-      auto it = producer.find(v);
-      if (it != producer.end()) dot << "  \"" << it->second << "\" -> " << id << " [label=\"" << v << "\"];\n";
-    }
-    for (const auto& v : NodeOutputNames(n)) producer[v] = id;
-  }
-  dot << "}\n";
-  WriteAtomically(out_dir + "/graph.dot", dot.str());
+  // graph.dot, the culprit marked (report.html draws it).
+  WriteAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));
   // The Bazel form of the repro.
   std::ostringstream build;
   build << "# The reducer's repro as a harness test: bazel test :repro_test (it fails while the bug is there).\n"
@@ -314,7 +295,8 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   // report.md
   std::ostringstream md;
   md << "# AOTI repro: " << r.failure_class << "\n\n"
-     << "Reduced `" << spec.package << "` from **" << r.nodes_before << "** to **" << r.nodes_after << "** nodes.\n\n"
+     << "Reduced `" << spec.package << "` from **" << r.nodes_before << "** to **" << r.nodes_after << "** nodes"
+     << (r.culprit.empty() ? std::string(".") : "; the culprit is `" + r.culprit + "`.") << " A page of it: `report.html`.\n\n"
      << "## Failure\n\n```\n" << WithReproPath(r.message, r.final_archive) << "\n```\n\n"
      << "## Environment\n\n```\n" << env << "```\n\n"
      << "## Minimal graph\n\n```\n" << FormatGraph(r.minimal) << "```\n\n";
@@ -336,14 +318,19 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
      << "| time budget spent | " << (r.budget_exhausted ? "yes: best result so far" : "no") << " |\n\n"
      << "## Steps\n\nStrategies, in order: ";
   for (size_t i = 0; i < r.strategies.size(); ++i) md << (i ? ", " : "") << "`" << r.strategies[i] << "`";
-  md << "\n\n| strategy | what | nodes |\n| --- | --- | --- |\n";
-  for (const auto& e : r.log) md << "| " << e.strategy << " | " << e.what << " | " << e.nodes_before << " -> " << e.nodes_after << " |\n";
+  md << "\n\n| strategy | what | nodes | compiles so far | time |\n| --- | --- | --- | ---: | ---: |\n";
+  for (const auto& e : r.log) {
+    md << "| " << e.strategy << " | " << e.what << " | " << e.nodes_before << " -> " << e.nodes_after << " | "
+       << e.compiles << " | " << static_cast<int>(e.seconds + 0.5) << " s |\n";
+  }
   if (!not_written.empty()) {
     md << "\n## Not written\n\nThe full set of artifacts could not be written, so this directory holds the "
           "essentials only (no checkpoints, no copy of the original):\n\n";
     for (const auto& w : not_written) md << "- " << w << "\n";
   }
   WriteAtomically(out_dir + "/report.md", md.str());
+  // report.html: the same, as a page with the graphs drawn and the error plotted.
+  WriteAtomically(out_dir + "/report.html", ReportHtml(r, spec, env, WithReproPath(r.message, r.final_archive), out_dir));
   // summary.json: the same figures for machines (CI, scripts).
   json ops = json::array();
   for (const auto& n : r.minimal.nodes) ops.push_back(ShortTarget(n.target));
@@ -351,6 +338,7 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
                         {"nodes_before", r.nodes_before},
                         {"nodes_after", r.nodes_after},
                         {"ops", ops},
+                        {"culprit", r.culprit},
                         {"compiles", r.compiles},
                         {"cache_hits", r.cache_hits},
                         {"disk_cache_hits", r.disk_cache_hits},

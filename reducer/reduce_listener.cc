@@ -15,6 +15,7 @@
 #include "harness/test_hooks.h"
 #include "harness/check.h"
 #include "reducer/artifacts.h"
+#include "reducer/progress.h"
 #include "reducer/reducer.h"
 
 namespace {
@@ -136,14 +137,17 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       }
       CompileClient client(server);
       TempDir work("aoti_reduce");
+      ProgressLog progress;
       const ReduceResult r = Reduce(spec, options, &client, work.path(),
-                                    [](const std::string& line) { LOG(INFO) << "reduce: " << line; });
+                                    progress.Callback());
       WriteArtifacts(r, spec, options, out);
-      const std::string summary = c.test_name + ": " + r.failure_class + " reduced from " + std::to_string(r.nodes_before) +
-                                  " to " + std::to_string(r.nodes_after) + " nodes (" + std::to_string(r.compiles) +
-                                  " compiles" +
-                                  (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") +
-                                  "); repro: " + out + " (python repro.py; bazel test :repro_test)";
+      // The same figures as the test.xml properties below, for the annotation and the log.
+      const std::string summary =
+          c.test_name + ": " + r.failure_class + " reduced from " + std::to_string(r.nodes_before) + " to " +
+          std::to_string(r.nodes_after) + " nodes (" + std::to_string(r.compiles) + " compiles" +
+          (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") + ")" +
+          (r.culprit.empty() ? "" : ", culprit " + r.culprit) + (r.budget_exhausted ? ", the best within the time budget" : "") +
+          "; repro: " + InOutputsZip(out) + " (python repro.py; bazel test :repro_test; open report.html)";
       LOG(INFO) << summary << "\n" << FormatGraph(r.minimal);
       Annotate(c.test_name, summary + "\n" + FormatGraph(r.minimal));
       ::testing::Test::RecordProperty("aoti_reduced_class" + suffix, r.failure_class);

@@ -10,6 +10,7 @@
 #include "harness/check.h"
 #include "harness/interpreter.h"
 #include "harness/pt2_archive.h"
+#include "reducer/error_profile.h"
 #include "reducer/graph_edit.h"
 #include "reducer/oracle.h"
 #include "reducer/strategies/strategy.h"
@@ -74,10 +75,15 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   // The failure class, when not given: the package as built says it with no compile (its
   // compiled model's run, or the compile error its manifest records), so that the sanity
   // check can be a strategy's diagnosis. Not with configs other than the package's.
+  std::optional<ErrorProfile> original_profile;
+  bool profiled_original = false;
   if (spec.failure_class.empty() && spec.inductor_configs_json.empty()) {
     CheckOptions as_built = check;
     as_built.model = spec.model;
+    as_built.keep_values = true;
     const CheckReport r = CheckAotiMatchesEager(spec.package, &inputs, as_built);
+    original_profile = ProfileFirstFailure("the original", r, result.original.Signature().user_outputs);
+    profiled_original = true;
     if (!r.pass && r.failure_class != "preflight" && r.failure_class != "harness error") {
       oracle.SetTarget(r.failure_class, options.check_str);
       progress("the package as built fails as " + r.failure_class + " (its own compiled model, no compile)");
@@ -127,7 +133,8 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
                          (v.failure_class.empty() ? std::string("it passes") : "it fails as " + v.failure_class) +
                          "); nothing to reduce. " + v.message.substr(0, 500));
     }
-    progress("sanity: the original fails as " + oracle.target_class());
+    state.Step("sanity", std::to_string(start_program.nodes.size()) + " nodes",
+               "the original fails as " + oracle.target_class());
   }
   // 3. Strategies.
   bool progress_made = true;
@@ -135,7 +142,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
     progress_made = false;
     for (const auto* s : order) {
       if (state.OutOfTime()) break;
-      progress("strategy " + std::string(s->name) + " on " + std::to_string(state.current().nodes.size()) + " nodes");
+      state.Step(s->name, std::to_string(state.current().nodes.size()) + " nodes left", "begins");
       try {
         if (s->run(state)) {
           progress_made = true;
@@ -161,6 +168,37 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   result.final_archive = final_verdict.archive;
   result.nodes_after = result.minimal.nodes.size();
   result.dynamic_shapes = DynamicShapeNotes(result.original, result.minimal);
+  // The culprit: the node a localizing strategy named, where the minimal program still
+  // has it; else the one node left.
+  for (const auto& entry : state.log()) {
+    if (entry.culprit.empty()) continue;
+    for (const auto& n : result.minimal.nodes) {
+      if (n.name == entry.culprit) result.culprit = entry.culprit;
+    }
+  }
+  if (result.culprit.empty() && result.minimal.nodes.size() == 1) result.culprit = result.minimal.nodes[0].name;
+  // Accuracy: the error of the failing output, element by element, in the original (as
+  // its test saw it; one more run of its compiled model, no compile) and in the repro.
+  if (result.failure_class == "accuracy") {
+    CheckOptions keep = check;
+    keep.model = spec.model;
+    keep.keep_values = true;
+    try {
+      if (!profiled_original && spec.inductor_configs_json.empty() && archive->HasCompiledModel(spec.model)) {
+        original_profile = ProfileFirstFailure("the original", CheckAotiMatchesEager(spec.package, &inputs, keep),
+                                               result.original.Signature().user_outputs);
+      }
+      if (original_profile) result.error_profiles.push_back(*original_profile);
+      if (!result.final_archive.empty()) {
+        if (auto p = ProfileFirstFailure("the repro", CheckAotiMatchesEager(result.final_archive, &result.minimal_inputs, keep),
+                                         result.minimal.Signature().user_outputs)) {
+          result.error_profiles.push_back(*p);
+        }
+      }
+    } catch (const std::exception& e) {
+      progress(std::string("  no error profile for report.html: ") + e.what());
+    }
+  }
   result.compiles = oracle.compiles();
   result.cache_hits = oracle.cache_hits();
   result.disk_cache_hits = oracle.disk_cache_hits();

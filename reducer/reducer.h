@@ -20,6 +20,7 @@
 #include "harness/program.h"
 #include "harness/check.h"
 #include "reducer/compile_client.h"
+#include "reducer/error_profile.h"
 #include "reducer/reduction_state.h"
 
 namespace aoti {
@@ -62,6 +63,12 @@ struct ReduceResult {
   // What the minimal program kept of the original's dynamic shapes (DynamicShapeNotes):
   // dynamic input dimensions with their ranges, and symbols specialised to their values.
   std::vector<std::string> dynamic_shapes;
+  // The node named as the cause: by a localizing strategy, or the one node left ("" when
+  // neither names one).
+  std::string culprit;
+  // Accuracy failures: the failing output's error, element by element, in the original
+  // and in the repro (report.html's plots).
+  std::vector<ErrorProfile> error_profiles;
 };
 
 ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, CompileClient* client,

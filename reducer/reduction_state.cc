@@ -1,6 +1,7 @@
 #include "reducer/reduction_state.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <fstream>
 #include <thread>
@@ -50,6 +51,22 @@ void ReductionState::Progress(const std::string& line) const {
   if (progress_) progress_(line);
 }
 
+double ReductionState::Elapsed() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void ReductionState::Step(const std::string& strategy, const std::string& nodes, const std::string& what) const {
+  if (progress_) progress_(StepLine(strategy, nodes, oracle_->compiles(), Elapsed(), what));
+}
+
+std::string StepLine(const std::string& strategy, const std::string& nodes, int compiles, double seconds,
+                     const std::string& what) {
+  char elapsed[32];
+  std::snprintf(elapsed, sizeof(elapsed), "%.1f s", seconds);
+  return strategy + " | " + nodes + " | " + std::to_string(compiles) + (compiles == 1 ? " compile" : " compiles") +
+         " | " + elapsed + (what.empty() ? "" : " | " + what);
+}
+
 bool ReductionState::Fails(const Program& candidate) {
   if (candidate.nodes.empty()) return false;
   const Verdict v = oracle_->Test(candidate);
@@ -59,7 +76,8 @@ bool ReductionState::Fails(const Program& candidate) {
   return v.fails;
 }
 
-bool ReductionState::Try(const Program& candidate, const std::string& strategy, const std::string& what) {
+bool ReductionState::Try(const Program& candidate, const std::string& strategy, const std::string& what,
+                         const std::string& culprit) {
   if (candidate.nodes.empty() || ProgramSize(candidate) >= ProgramSize(current_)) return false;
   if (!Fails(candidate)) return false;
   const Verdict again = oracle_->Rerun(candidate);
@@ -69,9 +87,8 @@ bool ReductionState::Try(const Program& candidate, const std::string& strategy, 
              "; not accepted");
     return false;
   }
-  log_.push_back({strategy, what, current_.nodes.size(), candidate.nodes.size()});
-  Progress(strategy + ": " + what + ": " + std::to_string(current_.nodes.size()) + " -> " +
-           std::to_string(candidate.nodes.size()) + " nodes");
+  log_.push_back({strategy, what, current_.nodes.size(), candidate.nodes.size(), oracle_->compiles(), Elapsed(), culprit});
+  Step(strategy, std::to_string(current_.nodes.size()) + " -> " + std::to_string(candidate.nodes.size()) + " nodes", what);
   current_ = candidate;
   accepted_.emplace_back(candidate.nodes.size(), again.archive);
   return true;

@@ -47,6 +47,9 @@ struct LogEntry {
   std::string strategy;
   std::string what;
   size_t nodes_before = 0, nodes_after = 0;
+  int compiles = 0;      // compiles made so far in the reduction, this step's included
+  double seconds = 0;    // since the reduction started
+  std::string culprit;   // the node a localizing strategy named as the cause ("" when none)
 };
 
 class ReductionState {
@@ -60,7 +63,9 @@ class ReductionState {
 
   // Try tests a candidate; when it fails the same way, is smaller, and fails again on a
   // second run (not flaky), it becomes the current program. Returns whether it did.
-  bool Try(const Program& candidate, const std::string& strategy, const std::string& what);
+  // `culprit`: the node the strategy names as the cause (a localizing strategy's proposal).
+  bool Try(const Program& candidate, const std::string& strategy, const std::string& what,
+           const std::string& culprit = "");
   // Fails: the oracle's verdict without accepting (for searches such as bisection).
   bool Fails(const Program& candidate);
 
@@ -76,7 +81,13 @@ class ReductionState {
   // FirstTime: true the first time a tag is asked about in this reduction (a strategy
   // that spends a compile on a diagnosis does it once).
   bool FirstTime(const std::string& tag) { return tags_.insert(tag).second; }
+  // Progress: a detail line (indented, as the strategies' own words). Step: one line for a
+  // step of the reduction (a strategy begun, a candidate accepted): what, the nodes left,
+  // the compiles so far and the time since the start, in one shape
+  // ("localize_kernel | 27 -> 1 nodes | 2 compiles | 31.4 s | node 'relu' of kernel ...").
   void Progress(const std::string& line) const;
+  void Step(const std::string& strategy, const std::string& nodes, const std::string& what) const;
+  double Elapsed() const;
 
   const std::vector<LogEntry>& log() const { return log_; }
   // Accepted: the compiled archives of accepted candidates, by node count (checkpoints).
@@ -94,6 +105,10 @@ class ReductionState {
   int flaky_ = 0;
   std::set<std::string> tags_;
 };
+
+// StepLine: the shape of a step line, "STRATEGY | NODES | N compiles | S s | WHAT".
+std::string StepLine(const std::string& strategy, const std::string& nodes, int compiles, double seconds,
+                     const std::string& what);
 
 // Size: how a candidate compares: nodes first, then outputs, then inputs.
 size_t ProgramSize(const Program& p);

@@ -3,7 +3,8 @@
 #
 # Idempotent and quick when everything is present: it checks before it installs.
 #   - Debian packages: Bazel 4.2.3 (bazel-bootstrap) and its offline rule sets,
-#     GoogleTest/GoogleMock, gflags, glog, nlohmann-json, clang (the fuzzers).
+#     GoogleTest/GoogleMock, gflags, glog, nlohmann-json, clang (the fuzzers), Graphviz
+#     (report.html's graphs), Chromium (report.html's render test).
 #   - A virtualenv at $AOTI_VENV (default: ~/.cache/aoti_harness/venv) with torch==2.13.0
 #     and transformers==5.23.0 (the real-model corpus; nothing is downloaded from a hub).
 #     It lives outside the checkout so that every clone shares it, and Bazel's disk cache
@@ -17,8 +18,11 @@ TORCH_VERSION="2.13.0"
 # The real-model corpus (testdata/real) builds small random transformers models.
 TRANSFORMERS_VERSION="5.23.0"
 # clang and its runtimes: the reader fuzzers (libFuzzer, ASan, UBSan; tools/fuzz.sh).
+# graphviz: report.html's graphs (dot to SVG). chromium and a font: report.html opened in
+# a headless browser by its tests (tools/check_report_html.sh).
 APT_PACKAGES=(bazel-bootstrap bazel-platforms bazel-rules-java libgtest-dev libgmock-dev
-              libgflags-dev libgoogle-glog-dev nlohmann-json3-dev zip unzip clang libclang-rt-14-dev)
+              libgflags-dev libgoogle-glog-dev nlohmann-json3-dev zip unzip clang libclang-rt-14-dev
+              graphviz chromium fonts-dejavu-core)
 
 log() { echo "[setup] $*" >&2; }
 die() { echo "[setup] ERROR: $*" >&2; exit 1; }

@@ -127,7 +127,8 @@ bool LocalizeFirst(ReductionState& state) {
       try {
         if (state.Try(KeepNodes(p, window, OutputMode::kLast), "localize_first",
                       "node '" + p.nodes[i].name + "' diverges on its own inputs" +
-                          (radius ? " (with " + std::to_string(radius) + " neighbours each side)" : ""))) {
+                          (radius ? " (with " + std::to_string(radius) + " neighbours each side)" : ""),
+                      p.nodes[i].name)) {
           return true;
         }
       } catch (const EditRefused&) {

@@ -156,7 +156,7 @@ bool LocalizeKernel(ReductionState& state) {
   for (const auto& [keep, what] : proposals) {
     if (state.OutOfTime()) break;
     try {
-      if (state.Try(KeepNodes(p, keep, OutputMode::kLast), "localize_kernel", what)) return true;
+      if (state.Try(KeepNodes(p, keep, OutputMode::kLast), "localize_kernel", what, p.nodes[anchor].name)) return true;
     } catch (const EditRefused& e) {
       state.Progress("  localize_kernel: " + what + " cannot stand alone: " + e.what());
     }
