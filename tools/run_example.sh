@@ -6,10 +6,16 @@
 #   2. The failing demo (tagged manual): `bazel test //:failing_demo_test
 #      --test_env=DUMP_AOTI_MINIFIER=1`. It fails, as planted, and the harness reduces it.
 #      Shown: where its repro landed (outputs.zip), the first lines of its report, its
-#      test.xml properties, and how to run repro.py and the generated repro_test; then
-#      python repro.py is run (it must fail the same way).
+#      test.xml properties and Bazel annotation, its report.html opened in headless
+#      Chromium, and how to run repro.py and the generated repro_test; then python
+#      repro.py is run (it must fail the same way). Beside it, two tests at a time
+#      (--local_test_jobs=2) with one shared compile cache: regressor_checks_test, two
+#      packages by key and four checks in three shards, two of them failing. Each check
+#      must run in exactly one shard, each failing one be reduced into its own shard's
+#      outputs.zip, and a shard must have run while the demo did.
 #   3. examples/ci/collect_failed_artifacts.sh, the CI snippet's collector, must gather
-#      the demo's test.xml and outputs.zip, and nothing of the passing tests.
+#      the failed tests' (and shards') test.xml and outputs.zip, and nothing of the
+#      passing ones.
 # Exits non-zero when any of that does not hold. The demo's unzipped outputs go to
 # $AOTI_EXAMPLE_OUT (default $TMPDIR/aoti_example), outside the repository.
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
@@ -25,21 +31,28 @@ testlogs="$(bazel info bazel-testlogs 2>/dev/null)"
 for log in "$testlogs"/*/test.log; do
   [ -f "$log" ] || continue
   name="$(basename "$(dirname "$log")")"
-  [ "$name" = failing_demo_test ] && continue
+  case "$name" in failing_demo_test | regressor_checks_test) continue ;; esac
   verdict="$(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | head -1 || true)"
   echo "  $name: ${verdict:-no result}"
 done
 
 echo
-echo "== 2. the failing demo: bazel test //:failing_demo_test --test_env=DUMP_AOTI_MINIFIER=1"
+echo "== 2. the failing demo and a sharded target, reduced side by side:"
+echo "   bazel test //:failing_demo_test //:regressor_checks_test --test_env=DUMP_AOTI_MINIFIER=1 --local_test_jobs=2"
+# One compile cache for both tests, empty at the start: two reductions at once share it
+# (and its precompiled headers), the worst case for a collision.
+cache="$OUT.compile_cache"
+rm -rf "$cache" && mkdir -p "$cache"
 set +e
-bazel_cmd test //:failing_demo_test --test_env=DUMP_AOTI_MINIFIER=1 --nocache_test_results >"$OUT.demo.log" 2>&1
+bazel_cmd test //:failing_demo_test //:regressor_checks_test --test_env=DUMP_AOTI_MINIFIER=1 \
+  --test_env=AOTI_COMPILE_CACHE_DIR="$cache" --sandbox_writable_path="$cache" \
+  --jobs=2 --local_test_jobs=2 --nocache_test_results >"$OUT.demo.log" 2>&1
 rc=$?
 set -e
-[ "$rc" -eq 3 ] || { fail "the demo's bazel test exited $rc, expected 3 (a test failed, as planted)"; tail -20 "$OUT.demo.log"; }
+[ "$rc" -eq 3 ] || { fail "bazel test exited $rc, expected 3 (tests failed, as planted)"; tail -20 "$OUT.demo.log"; }
+rm -rf "$OUT" && mkdir -p "$OUT"
 zip="$testlogs/failing_demo_test/test.outputs/outputs.zip"
 xml="$testlogs/failing_demo_test/test.xml"
-rm -rf "$OUT" && mkdir -p "$OUT"
 if [ -f "$zip" ]; then
   unzip -q -o "$zip" -d "$OUT/outputs"
   summary="$(find "$OUT/outputs" -name summary.json | head -1)"
@@ -50,7 +63,7 @@ else
   repro="$(dirname "$summary")"
   after="$("$AOTI_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["nodes_after"])' "$summary")"
   [ "$after" -le 2 ] || fail "the demo's repro has $after nodes, expected at most 2"
-  echo "  the repro landed in bazel-testlogs/failing_demo_test/test.outputs/outputs.zip"
+  echo "  the demo's repro landed in bazel-testlogs/failing_demo_test/test.outputs/outputs.zip"
   echo "    at ${repro#"$OUT/outputs/"}/ (unzipped here: $repro)"
   echo "  report.md, first lines:"
   head -14 "$repro/report.md" | sed 's/^/  | /'
@@ -60,10 +73,24 @@ else
   for p in aoti_reduced_class aoti_nodes_before aoti_nodes_after aoti_compiles aoti_repro; do
     grep -q "^$p=" <<<"$props" || fail "test.xml lacks the property $p"
   done
+  annotations="$testlogs/failing_demo_test/test.outputs_manifest/ANNOTATIONS"
+  echo "  the Bazel annotation (test.outputs_manifest/ANNOTATIONS):"
+  if [ -f "$annotations" ]; then
+    head -3 "$annotations" | sed 's/^/    /'
+    for w in "accuracy" "reduced from" "compiles" "repro:"; do
+      grep -q "$w" "$annotations" || fail "the annotation does not say '$w'"
+    done
+  else
+    fail "Bazel left no annotation for the demo ($annotations)"
+  fi
+  echo "  report.html, opened in headless Chromium:"
+  bash "$AOTI_ROOT/tools/check_report_html.sh" "$repro/report.html" "$OUT/report_render" "$AOTI_PYTHON" | sed 's/^/    /' ||
+    fail "the demo's report.html does not render cleanly"
   echo "  run the repro:"
   echo "    python $repro/repro.py                 # exits 1 while the bug is there"
   echo "    cp $repro/{BUILD.bazel,repro_test.cc,repro.pt2} <a package of this repository>/"
   echo "    bazel test //<that package>:repro_test  # fails the same way"
+  echo "    open $repro/report.html                # the graphs, the error plot, the steps"
   set +e
   "$AOTI_PYTHON" "$repro/repro.py" >"$OUT/repro_py.log" 2>&1
   py=$?
@@ -71,13 +98,92 @@ else
   echo "  python repro.py: exit $py"
   [ "$py" -eq 1 ] || { fail "python repro.py exited $py, expected 1 (fails the same way)"; tail -5 "$OUT/repro_py.log"; }
 fi
+# The sharded target: each of its 4 checks ran in exactly one of the 3 shards; each
+# failing check was reduced into its own shard's outputs.zip; the healthy ones passed;
+# and at least one of its reductions ran while the demo's did.
+echo "  regressor_checks_test (packages by key, shard_count = 3):"
+for shard in 1 2 3; do
+  d="$testlogs/regressor_checks_test/shard_${shard}_of_3"
+  [ -f "$d/test.outputs/outputs.zip" ] && unzip -q -o "$d/test.outputs/outputs.zip" -d "$OUT/shard_$shard"
+done
+"$AOTI_PYTHON" - "$testlogs" "$OUT" <<'PY' || fail "the sharded or parallel run did not hold (above)"
+import datetime, glob, json, os, sys
+import xml.etree.ElementTree as ET
+
+testlogs, out = sys.argv[1:]
+problems, ran, intervals = [], {}, {}
+
+def interval(path, name):
+    root = ET.parse(path).getroot()
+    start = datetime.datetime.fromisoformat(root.get("timestamp"))
+    intervals[name] = (start, start + datetime.timedelta(seconds=float(root.get("time"))))
+    return root
+
+interval(os.path.join(testlogs, "failing_demo_test", "test.xml"), "failing_demo_test")
+for shard in (1, 2, 3):
+    xml = os.path.join(testlogs, "regressor_checks_test", f"shard_{shard}_of_3", "test.xml")
+    if not os.path.exists(xml):
+        problems.append(f"shard {shard} left no test.xml")
+        continue
+    root = interval(xml, f"shard {shard}")
+    for case in root.iter("testcase"):
+        if case.get("status") != "run":
+            continue
+        name = f"{case.get('classname')}.{case.get('name')}"
+        failed = case.find("failure") is not None
+        ran.setdefault(name, []).append(shard)
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        if name.startswith("Healthy.") and failed:
+            problems.append(f"{name} failed in shard {shard}; the healthy package should pass")
+        if name.startswith("Buggy."):
+            if not failed:
+                problems.append(f"{name} passed in shard {shard}; its package has a planted bug")
+            summary = os.path.join(out, f"shard_{shard}", "aoti", name, "repro", "summary.json")
+            if not os.path.exists(summary):
+                problems.append(f"{name}: no repro at aoti/{name}/repro in shard {shard}'s outputs.zip")
+                continue
+            s = json.load(open(summary))
+            print(f"    {name}: shard {shard}, {s['failure_class']} {s['nodes_before']} -> {s['nodes_after']} nodes, "
+                  f"{s['compiles']} compiles ({s['disk_cache_hits']} from the shared cache), "
+                  f"aoti_repro={props.get('aoti_repro')}")
+            if s["nodes_after"] > 2:
+                problems.append(f"{name}: the repro has {s['nodes_after']} nodes, expected at most 2")
+            if not props.get("aoti_repro", "").startswith("outputs.zip:"):
+                problems.append(f"{name}: test.xml's aoti_repro is {props.get('aoti_repro')!r}")
+expected = ["Buggy.FarOutOfRange", "Buggy.SampleInputs", "Healthy.FarOutOfRange", "Healthy.SampleInputs"]
+if sorted(ran) != expected or any(len(v) != 1 for v in ran.values()):
+    problems.append(f"checks by shard: {ran}; expected each of {expected} in exactly one shard")
+else:
+    print("    each of the 4 checks ran in exactly one shard: " +
+          ", ".join(f"{k} in {v[0]}" for k, v in sorted(ran.items())))
+demo = intervals["failing_demo_test"]
+overlap = [n for n, (a, b) in intervals.items() if n != "failing_demo_test" and a < demo[1] and demo[0] < b]
+print(f"    ran at the same time as the demo: {', '.join(overlap) or 'none'}")
+if not overlap:
+    problems.append("no shard ran at the same time as the demo (--local_test_jobs=2)")
+for p in problems:
+    print("    FAIL:", p)
+sys.exit(1 if problems else 0)
+PY
+leftover="$(find "$cache" -name '*.partial*' -o -name '*.tmp' | head -3)"
+[ -z "$leftover" ] || fail "the shared compile cache holds half-written entries: $leftover"
+echo "  the shared compile cache: $(find "$cache" -name '*.pt2' | wc -l) compiled candidates, no half-written entry"
 
 echo
 echo "== 3. examples/ci/collect_failed_artifacts.sh (the CI snippets' collector)"
 bash "$AOTI_ROOT/examples/ci/collect_failed_artifacts.sh" "$OUT/collected" "$REPO" | sed 's/^/  /'
 collected="$(cd "$OUT/collected" && find . -type f | sort | tr '\n' ' ')"
-[ "$collected" = "./failing_demo_test/outputs.zip ./failing_demo_test/test.xml " ] ||
-  fail "collected '$collected', expected exactly the demo's outputs.zip and test.xml"
+expected=""
+for name in failing_demo_test regressor_checks_test/shard_1_of_3 regressor_checks_test/shard_2_of_3 \
+            regressor_checks_test/shard_3_of_3; do
+  x="$testlogs/$name/test.xml"
+  [ -f "$x" ] && grep -qE '<(failure|error)[ >/]' "$x" || continue
+  expected+="./${name//\//__}/outputs.zip ./${name//\//__}/test.xml "
+done
+expected="$(tr ' ' '\n' <<<"$expected" | sed '/^$/d' | sort | tr '\n' ' ')"
+[ "$collected" = "$expected" ] ||
+  fail "collected '$collected', expected exactly the failed tests' outputs.zip and test.xml: '$expected'"
+[ -n "$expected" ] || fail "no failed test to collect"
 
 echo
 echo "archives: $(bazel info bazel-bin 2>/dev/null)/*.pt2"
