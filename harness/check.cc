@@ -95,6 +95,7 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
   }
   for (auto& p : CheckInputs(eager->program(), inputs, device)) problems.push_back(std::move(p));
   if (!problems.empty()) {
+    r.preflight_problems = problems;
     std::string msg = what + ": preflight found " + std::to_string(problems.size()) + " problem(s):";
     for (const auto& p : problems) msg += "\n  " + p;
     return Fail(std::move(r), "preflight", msg);

@@ -17,6 +17,7 @@
 
 #include "harness/accuracy_rule.h"
 #include "harness/compiled_runner.h"
+#include "harness/diagnosis.h"
 
 namespace aoti {
 
@@ -45,10 +46,15 @@ struct CheckReport {
   std::string message;
   CompiledOutcome outcome;
   std::vector<TensorComparison> comparisons;
+  std::vector<std::string> preflight_problems;  // each problem the preflight found
   std::string fp64_note;  // set when there is no float64 reference, and why
   // With CheckOptions::keep_values, from step 3 on: eager's outputs, and float64's
   // (undefined where there is no float64 reference).
   std::vector<at::Tensor> eager_outputs, fp64_outputs;
+  // Set by the gtest adapter on a failure (harness/triage.h): the diagnoses, most specific
+  // first, and diagnosis.md. The library's check itself does no triage.
+  std::vector<Diagnosis> diagnoses;
+  std::string diagnosis_markdown;
 };
 
 // CheckAotiMatchesEager runs the four steps. `inputs` null means the sample inputs.

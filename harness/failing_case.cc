@@ -78,6 +78,10 @@ std::string RecordFailingCase(FailingCase c) {
           {"inductor_configs", nlohmann::json::parse(c.inductor_configs_json)},
           {"inputs", "inputs"},
       };
+      if (!c.diagnosis_markdown.empty()) {
+        WriteTextFile(dir + "/diagnosis.md.partial", c.diagnosis_markdown);
+        std::rename((dir + "/diagnosis.md.partial").c_str(), (dir + "/diagnosis.md").c_str());
+      }
       // Written aside and moved into place: a test killed at its timeout leaves a whole
       // case.json or none.
       WriteTextFile(dir + "/case.json.partial", j.dump(1));

@@ -21,6 +21,7 @@ struct FailingCase {
   double tolerance = 1e-3;
   std::string inductor_configs_json = "{}";
   std::vector<at::Tensor> inputs;
+  std::string diagnosis_markdown;  // diagnosis.md (harness/triage.h), written beside case.json
   std::string directory;        // where it was written, if it was
 };
 

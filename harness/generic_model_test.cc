@@ -19,7 +19,9 @@ void CheckOne(const std::string& package, const CheckOptions& options) {
   CheckReport report;
   const ::testing::AssertionResult result = AotiMatchesEager(package, nullptr, options, &report);
   std::cout << "[aoti] " << package << ": "
-            << (report.pass ? "compiled matches eager" : "FAILED (" + report.failure_class + ")");
+            << (report.pass ? "compiled matches eager"
+                            : "FAILED (" + report.failure_class +
+                                  (report.diagnoses.empty() ? "" : ", diagnosis " + report.diagnoses.front().id) + ")");
   for (size_t i = 0; i < report.comparisons.size(); ++i) {
     const auto& c = report.comparisons[i];
     std::cout << (i ? "; " : " -- ") << "output " << i << " " << c.reason << ", max |compiled-eager| "

@@ -7,6 +7,7 @@
 #include "harness/failing_case.h"
 #include "harness/flags.h"
 #include "harness/pt2_archive.h"
+#include "harness/triage.h"
 
 namespace aoti {
 namespace {
@@ -25,15 +26,41 @@ std::string CurrentTestName() {
 
 ::testing::AssertionResult AotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* inputs,
                                             const CheckOptions& options, CheckReport* report) {
-  CheckReport r = CheckAotiMatchesEager(package, inputs, options);
+  CheckOptions keep = options;
+  keep.keep_values = true;  // eager's outputs, for the triage's NaN/Inf count
+  CheckReport r = CheckAotiMatchesEager(package, inputs, keep);
+  if (r.pass) {
+    if (report) *report = r;
+    return ::testing::AssertionSuccess();
+  }
+  // Triage: the diagnosis, its evidence and the next step; a crash or NaN/Inf is re-run
+  // once more with the run-time input checks on, in the isolated runner.
+  std::string summary;
+  try {
+    TriageEvidence evidence = GatherEvidence(package, inputs, r, options);
+    if (NeedsDebugRerun(evidence) && !evidence.package_is_shared_object) {
+      std::vector<at::Tensor> given;
+      if (inputs) {
+        given = *inputs;
+      } else {
+        given = Pt2Archive::Open(package)->SampleInputs();
+      }
+      DebugRerun(AbsolutePath(package), given, options, &evidence);
+    }
+    r.diagnoses = Triage(evidence);
+    r.diagnosis_markdown = DiagnosisMarkdown(r.diagnoses, evidence);
+    summary = DiagnosisSummary(r.diagnoses);
+  } catch (const std::exception& e) {
+    summary = std::string("(no diagnosis: the triage failed: ") + e.what() + ")";
+  }
   if (report) *report = r;
-  if (r.pass) return ::testing::AssertionSuccess();
   FailingCase c;
   c.test_name = CurrentTestName();
   c.package = AbsolutePath(package);
   c.model = options.model;
   c.failure_class = r.failure_class;
   c.message = r.message;
+  c.diagnosis_markdown = r.diagnosis_markdown;
   c.accuracy_mode = AccuracyModeName(options.accuracy.mode);
   c.tolerance = options.accuracy.tol;
   try {
@@ -48,11 +75,14 @@ std::string CurrentTestName() {
   ::testing::Test::RecordProperty("aoti_failure_class", failure_class);
   ::testing::AssertionResult failure = ::testing::AssertionFailure();
   failure << "AOTI check failed (" << failure_class << "): " << r.message;
+  if (!summary.empty()) failure << "\n  " << summary;
+  if (!r.diagnoses.empty()) ::testing::Test::RecordProperty("aoti_diagnosis", r.diagnoses.front().id);
   if (!directory.empty()) {
     ::testing::Test::RecordProperty("aoti_case", InOutputsZip(directory));
     failure << "\n  The failing case is in " << directory << " (test.outputs/outputs.zip under Bazel); "
             << "reduce it with: aoti_reduce minify --case_dir=" << directory
-            << " (or run the test with DUMP_AOTI_MINIFIER=1)";
+            << " (or run the test with DUMP_AOTI_MINIFIER=1)"
+            << (r.diagnosis_markdown.empty() ? "" : "; the diagnosis in full: " + directory + "/diagnosis.md");
   }
   return failure;
 }

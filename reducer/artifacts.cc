@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "harness/temp_dir.h"
 #include "reducer/graph_edit.h"
 #include "reducer/report_html.h"
+#include "harness/triage.h"
 
 namespace aoti {
 namespace {
@@ -329,6 +331,31 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
     for (const auto& w : not_written) md << "- " << w << "\n";
   }
   WriteAtomically(out_dir + "/report.md", md.str());
+  // diagnosis.md: the triage of the repro's failure, with the reducer's culprit as evidence.
+  {
+    TriageEvidence evidence;
+    evidence.package = "repro.pt2";
+    evidence.failure_class = r.failure_class;
+    evidence.message = WithReproPath(r.message, r.final_archive);
+    evidence.host = DetectHost();
+    evidence.culprit = r.culprit;
+    evidence.reduced_nodes = r.nodes_after;
+    for (const auto& n : r.minimal.nodes) {
+      if (n.name == r.culprit) evidence.culprit_op = ShortTarget(n.target);
+    }
+    for (const auto& p : r.error_profiles) {
+      if (p.where != "the repro") continue;
+      OutputFiniteness o;
+      o.name = p.output;
+      o.numel = p.numel;
+      for (size_t i = 0; i < p.compiled_error.size(); ++i) {
+        // A non-finite bucket holds at least one non-finite element, of the compiled run or of eager's.
+        if (!std::isfinite(p.compiled_error[i]) && std::isfinite(p.eager_error[i])) ++o.compiled_nan;
+      }
+      if (o.compiled_nan) evidence.outputs.push_back(o);
+    }
+    WriteAtomically(out_dir + "/diagnosis.md", DiagnosisMarkdown(Triage(evidence), evidence));
+  }
   // report.html: the same, as a page with the graphs drawn and the error plotted.
   WriteAtomically(out_dir + "/report.html", ReportHtml(r, spec, env, WithReproPath(r.message, r.final_archive), out_dir));
   // summary.json: the same figures for machines (CI, scripts).

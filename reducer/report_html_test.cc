@@ -6,12 +6,15 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reducer/artifacts.h"
 #include "reducer/error_profile.h"
 #include "reducer/report_html_sample.h"
 
@@ -90,6 +93,22 @@ TEST(ReportHtml, SaysSoWhenTheOriginalIsTooLargeToDraw) {
   ReduceResult r = SampleReductionForReport();
   while (r.original.nodes.size() <= kMaxOriginalNodesDrawn) r.original.nodes.push_back(r.original.nodes.back());
   EXPECT_THAT(Html(r), HasSubstr("too many to draw"));
+}
+
+// The repro's diagnosis.md, beside report.html: the reducer's culprit is its evidence.
+TEST(Artifacts, TheDiagnosisNamesTheFirstDivergentNode) {
+  const ReduceResult r = SampleReductionForReport();
+  ReduceSpec spec;
+  spec.package = kSampleReportPackage;
+  const std::string out = std::string(std::getenv("TEST_TMPDIR")) + "/repro";
+  WriteArtifacts(r, spec, ReduceOptions(), out);
+  std::ifstream in(out + "/diagnosis.md");
+  const std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(md, HasSubstr("(`accuracy_drift`)"));
+  EXPECT_THAT(md, HasSubstr("the first divergent node: '" + r.culprit + "' (aten.relu.default)"));
+  EXPECT_THAT(md, HasSubstr("python repro.py"));
+  std::ifstream html(out + "/report.html");
+  EXPECT_TRUE(html.good());
 }
 
 TEST(ErrorProfile, DriftInOneRowShowsInThatRowOnly) {

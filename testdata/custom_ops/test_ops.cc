@@ -7,17 +7,28 @@
 //                                                          returns a copy (so the model can
 //                                                          be exported); with
 //                                                          AOTI_TEST_HANG=1 it never returns
-//                                                          (a hung kernel, for timeouts)
+//                                                          (a hung kernel, for timeouts); with
+//                                                          AOTI_TEST_ILLEGAL_INSTRUCTION=1 it
+//                                                          executes one (SIGILL); with
+//                                                          AOTI_TEST_NAN=1 it returns NaN
+//                                                          (a kernel that makes NaN)
+//   aoti_test::sized_like(x)                               a copy of x whose meta function is
+//                                                          written wrong on purpose: it calls
+//                                                          x.sizes(), which symbolic sizes
+//                                                          refuse (a dynamic-shape export fails)
 // Built twice: as a cc_library linked into C++ tests (the interpreter resolves the ops
 // through the dispatcher) and as a shared library loaded into Python for export and into
 // the isolated runner.
 #include <chrono>
+#include <limits>
 #include <cstdlib>
 #include <string>
 #include <thread>
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/full_like.h>
 #include <torch/library.h>
 
 namespace {
@@ -28,7 +39,14 @@ at::Tensor LikeFirst(const at::Tensor& x) { return at::empty_like(x); }
 
 at::Tensor ScaledAddMeta(const at::Tensor& x, const at::Tensor&, double) { return LikeFirst(x); }
 
+bool Armed(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
+}
+
 at::Tensor NullDeref(const at::Tensor& x) {
+  if (Armed("AOTI_TEST_ILLEGAL_INSTRUCTION")) __builtin_trap();  // ud2 on x86-64: SIGILL
+  if (Armed("AOTI_TEST_NAN")) return at::full_like(x, std::numeric_limits<double>::quiet_NaN());
   const char* armed = std::getenv("AOTI_TEST_NULL_DEREF");
   if (armed && std::string(armed) == "1") {
     volatile int* null = nullptr;
@@ -41,19 +59,28 @@ at::Tensor NullDeref(const at::Tensor& x) {
   return x.clone();
 }
 
+at::Tensor SizedLike(const at::Tensor& x) { return x.clone(); }
+
+// Deliberately wrong: a meta function must use x.sym_sizes() (c10::SymInt) to work under
+// dynamic shapes; x.sizes() throws on a tensor with symbolic sizes.
+at::Tensor SizedLikeMeta(const at::Tensor& x) { return at::empty(x.sizes(), x.options()); }
+
 }  // namespace
 
 TORCH_LIBRARY(aoti_test, m) {
   m.def("scaled_add(Tensor x, Tensor y, float alpha) -> Tensor");
   m.def("null_deref(Tensor x) -> Tensor");
+  m.def("sized_like(Tensor x) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(aoti_test, CPU, m) {
   m.impl("scaled_add", &ScaledAdd);
   m.impl("null_deref", &NullDeref);
+  m.impl("sized_like", &SizedLike);
 }
 
 TORCH_LIBRARY_IMPL(aoti_test, Meta, m) {
   m.impl("scaled_add", &ScaledAddMeta);
   m.impl("null_deref", &LikeFirst);
+  m.impl("sized_like", &SizedLikeMeta);
 }
