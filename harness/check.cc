@@ -78,6 +78,13 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
   std::unique_ptr<Interpreter> eager, fp64;
   try {
     archive = Pt2Archive::Open(package);
+    const auto& manifest = archive->Manifest();
+    if (manifest && manifest->compile.status == "export_error") {
+      // No program to run: torch.export failed when the package was built.
+      return Fail(std::move(r), "export error",
+                  what + ": torch.export failed when the package was built (" + manifest->compile.error_type + "):\n" +
+                      manifest->compile.error_message);
+    }
     archive->RequireModel(options.model);
     inputs = given ? *given : archive->SampleInputs();
     eager = Interpreter::FromArchive(*archive, options.model);

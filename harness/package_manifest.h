@@ -18,7 +18,7 @@
 namespace aoti {
 
 struct CompileRecord {
-  std::string status;  // "ok", "error" or "skipped" (export-only package)
+  std::string status;  // "ok", "error", "skipped" (export-only package) or "export_error" (no program)
   double seconds = 0;
   std::string error_type;
   std::string error_message;

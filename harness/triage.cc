@@ -255,6 +255,18 @@ std::optional<Diagnosis> CustomOpSymInt(const TriageEvidence& e) {
   return d;
 }
 
+std::optional<Diagnosis> ExportError(const TriageEvidence& e) {
+  if (e.failure_class != "export error") return std::nullopt;
+  Diagnosis d;
+  d.evidence.push_back("torch.export could not trace the model, so there is no program to compile or run: " +
+                       TailLines(e.message, 3));
+  d.next_steps = {"Run the export alone and read its full error:",
+                  "$ python -c \"import torch, model; m = model.make_model().eval(); "
+                  "torch.export.export(m, model.example_inputs())\"",
+                  "torch.export.draft_export(...) lists every problem of the export at once, with where each arises."};
+  return d;
+}
+
 std::optional<Diagnosis> NanInf(const TriageEvidence& e) {
   std::vector<std::string> found;
   for (const auto& o : e.outputs) {
@@ -397,6 +409,7 @@ const std::vector<DiagnosisRule>& DiagnosisTable() {
        "'Cannot call sizes() on tensor with symbolic sizes/strides' (or strides/numel), or a dynamic dimension "
        "specialised to a constant (torch 2.13's form of the same mistake)",
        CustomOpSymInt},
+      {"export_error", "torch.export failed when the package was built", "failure class export error", ExportError},
       {"nan_inf", "A kernel made NaN or Inf", "the compiled outputs have NaN/Inf that eager's do not", NanInf},
       {"compile_error", "The generated C++ does not compile", "failure class compile error; the compiler's first error",
        CompileError},
@@ -421,7 +434,9 @@ std::vector<Diagnosis> Triage(const TriageEvidence& evidence) {
   // A crash or drift that a more specific diagnosis explains is not listed again.
   if (out.size() > 1) {
     out.erase(std::remove_if(out.begin() + 1, out.end(),
-                             [](const Diagnosis& d) { return d.id == "crash" || d.id == "accuracy_drift"; }),
+                             [](const Diagnosis& d) {
+                               return d.id == "crash" || d.id == "accuracy_drift" || d.id == "export_error";
+                             }),
               out.end());
   }
   return out;

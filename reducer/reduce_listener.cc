@@ -53,7 +53,7 @@ namespace {
 const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
 
 bool Wanted(const std::string& failure_class) {
-  if (failure_class == "preflight" || failure_class == "harness error") return false;
+  if (failure_class == "preflight" || failure_class == "harness error" || failure_class == "export error") return false;
   switch (FLAGS_aoti_repro_level) {
     case 1: return failure_class == "compile error";
     case 4: return failure_class == "accuracy";

@@ -28,7 +28,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   result.inductor_configs_json = !spec.inductor_configs_json.empty()
                                      ? spec.inductor_configs_json
                                      : (archive->Manifest() ? archive->Manifest()->inductor_configs_json : "{}");
-  if (spec.failure_class == "preflight" || spec.failure_class == "harness error") {
+  if (spec.failure_class == "preflight" || spec.failure_class == "harness error" || spec.failure_class == "export error") {
     throw HarnessError("a " + spec.failure_class + " failure is about the inputs or the package, not the program; "
                        "there is nothing to reduce (fix what the message names)");
   }

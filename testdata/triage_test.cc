@@ -2,7 +2,8 @@
 // EXPECT_AOTI_MATCHES_EAGER's path (AotiMatchesEager with a report): a wrong device in the
 // package's metadata, inputs on another device, shape and dtype mismatches and a dynamic
 // dimension out of range, an illegal instruction, a kernel that makes NaN, a compile
-// error, accuracy drift, and a bare .so from the deprecated aot_compile. Each asserts the
+// error, accuracy drift, a custom op's meta function that breaks a dynamic-shape export,
+// and a bare .so from the deprecated aot_compile. Each asserts the
 // diagnosis id and its key words; the CUDA-only ones are tested from recorded error text
 // in //harness:triage_unit_test.
 #include <cstdlib>
@@ -26,6 +27,7 @@ DEFINE_string(relu_compile_error, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY
 DEFINE_string(crash_op, "", "a model with the aoti_test::null_deref custom op");
 DEFINE_string(dynamic_batch, "", "a model with a dynamic batch in [2, 64]");
 DEFINE_string(deprecated_so, "", "a bare .so from torch._export.aot_compile");
+DEFINE_string(bad_meta_op, "", "a package whose export failed: a custom op's meta function and a dynamic batch");
 
 namespace aoti {
 namespace {
@@ -170,6 +172,17 @@ TEST(Triage, ABareSharedObjectIsTheDeprecatedApi) {
   EXPECT_EQ(First(r).id, "deprecated_aot_compile");
   EXPECT_THAT(Joined(First(r).evidence), HasSubstr("is a bare shared object (an ELF file)"));
   EXPECT_THAT(Joined(First(r).next_steps), AllOf(HasSubstr("aoti_compile_and_package"), HasSubstr("aoti_load_package")));
+}
+
+TEST(Triage, ACustomOpMetaFunctionThatBreaksADynamicExport) {
+  const CheckReport r = Triaged(FLAGS_bad_meta_op);
+  EXPECT_EQ(r.failure_class, "export error") << r.message;
+  EXPECT_EQ(First(r).id, "custom_op_symint_meta");
+  EXPECT_THAT(Joined(First(r).evidence), AllOf(HasSubstr("the dynamic dimension 'batch' was specialised to 4"),
+                                               HasSubstr("x.sym_sizes()"), HasSubstr("test_ops_for_python.so")));
+  EXPECT_THAT(Joined(First(r).next_steps), AllOf(HasSubstr("sym_sizes()"), HasSubstr("TORCH_LOGS=\"+dynamic\"")));
+  // The generic export diagnosis is not listed again beside it.
+  for (const auto& d : r.diagnoses) EXPECT_NE(d.id, "export_error");
 }
 
 TEST(Triage, AHealthyModelGetsNoDiagnosis) {

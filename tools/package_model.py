@@ -11,7 +11,9 @@ The archive holds everything a harness test needs:
 A compile failure does not fail this tool: the archive then records the failure (type,
 message, compiler output) instead of holding data/aotinductor/, so the test can report it
 and the reducer can work on it. Errors in the model file itself (bad contract, eager run
-raises, export fails) do fail, with a message naming the file.
+raises) do fail, with a message naming the file. A torch.export failure is recorded in the
+archive (compile status "export_error", no program), as a compile failure is, so that the
+model's test fails with the export's error and a diagnosis.
 
 The model file contract (see README.md, "Model file contract"):
   make_model(**model_kwargs) -> torch.nn.Module required (--model-kwargs; none by default)
@@ -313,6 +315,32 @@ def write_archive(out_path, ep, name, aoti_pt2, manifest, tensors, workdir):
     merge_archives(out_path, [program_pt2] + ([aoti_pt2] if aoti_pt2 else []), records, workdir)
 
 
+def write_export_failure(args, error, ex_args, ex_kwargs, flat_out, configs, dyn, workdir):
+    """An archive with no program: the manifest records that torch.export failed (compile
+    status "export_error", with the error), beside the sample inputs and eager's outputs."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    tensors, in_recs, out_recs = [], [], []
+    for i, t in enumerate(pytree.tree_leaves((ex_args, ex_kwargs))):
+        if isinstance(t, torch.Tensor):
+            in_recs.append(tensor_record(t, f"input_{i}", f"tensors/input_{i}.bin"))
+            tensors.append((f"tensors/input_{i}.bin", raw_bytes(t)))
+    for i, t in enumerate(flat_out):
+        if isinstance(t, torch.Tensor):
+            out_recs.append(tensor_record(t, f"output_{i}", f"tensors/eager_{i}.bin"))
+            tensors.append((f"tensors/eager_{i}.bin", raw_bytes(t)))
+    record = {"status": "export_error", "seconds": 0.0,
+              "error": {"type": f"{type(error).__module__}.{type(error).__qualname__}", "message": str(error),
+                        "compiler_errors": "", "traceback": "".join(traceback.format_tb(error.__traceback__))}}
+    manifest = package_manifest(args.name, record, in_recs, model_file=args.label or args.model, seed=args.seed,
+                                inductor_configs=configs, strict_export=args.strict_export,
+                                dynamic_shapes=dyn is not None, eager_outputs=out_recs)
+    records = {TENSOR_DIR + name: data for name, data in tensors}
+    records[EXTRA_DIR + "package.json"] = manifest_bytes(manifest)
+    merge_archives(args.out, [], records, workdir)
+
+
 def compiler_errors(message, context=2, limit=40):
     """The compiler's `error:` lines with a little context, without the warning flood."""
     lines = message.splitlines()
@@ -413,7 +441,12 @@ def package(args):
                     ep = torch.export.export(model, ex_args, ex_kwargs, dynamic_shapes=dyn,
                                              strict=args.strict_export)
             except Exception as e:
-                raise ContractError(f"{args.model}: torch.export failed: {type(e).__name__}: {e}") from e
+                # Recorded, as a compile failure is: the model's test then fails with the
+                # export's error and its diagnosis (harness/triage.h), not the build.
+                log(f"torch.export FAILED ({type(e).__name__}), recorded in the archive; the build goes on:\n"
+                    f"{str(e).strip()[:800]}")
+                write_export_failure(args, e, ex_args, ex_kwargs, flat_out, configs, dyn, workdir)
+                return 0
 
         sig = ep.graph_signature
         in_names = [s.arg.name for s in sig.input_specs if s.kind.name == "USER_INPUT"]
