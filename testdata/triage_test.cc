@@ -33,8 +33,6 @@ namespace aoti {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::AnyOf;
-using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
@@ -49,8 +47,7 @@ std::string Joined(const std::vector<std::string>& lines) {
 CheckReport Triaged(const std::string& package, const std::vector<at::Tensor>* inputs = nullptr,
                     CheckOptions options = CheckOptionsFromFlags()) {
   CheckReport report;
-  ::testing::AssertionResult result = ::testing::AssertionSuccess();
-  result = AotiMatchesEager(package, inputs, options, &report);
+  const ::testing::AssertionResult result = AotiMatchesEager(package, inputs, options, &report);
   EXPECT_FALSE(result) << "the check passed; expected a failure to triage";
   EXPECT_FALSE(report.diagnoses.empty()) << report.failure_class << ": " << report.message;
   return report;
