@@ -523,6 +523,19 @@ void DebugRerun(const std::string& package, const std::vector<at::Tensor>& input
                : (same ? "failed the same way, so the inputs pass the generated checks: " : "failed differently: ") + summary;
   }
   evidence->reruns.push_back("debug re-run with AOTI_RUNTIME_CHECK_INPUTS=1 (run time, this child only): " + what);
+  // On CUDA, once more with the deterministic settings: synchronous launches and no
+  // caching allocator, so an asynchronous fault is reported by the kernel that made it.
+  if (Get(evidence->metadata, "AOTI_DEVICE_KEY") == "cuda" && evidence->host.has_cuda) {
+    RunnerOptions deterministic = runner;
+    deterministic.env.emplace_back("CUDA_LAUNCH_BLOCKING", "1");
+    deterministic.env.emplace_back("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
+    const CompiledOutcome d = RunCompiled(package, options.model, inputs, deterministic);
+    std::string summary = d.ok() ? std::string("ran to the end (the failure depends on timing or on the allocator)")
+                                 : d.Summary().substr(0, 300);
+    evidence->reruns.push_back(
+        "debug re-run with CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 (run time, this child only): " +
+        summary + (d.stderr_text.empty() ? "" : " / " + TailLines(d.stderr_text, 2)));
+  }
 }
 
 const std::vector<DebugSetting>& DebugSettings() {
