@@ -83,6 +83,10 @@ else
   else
     fail "Bazel left no annotation for the demo ($annotations)"
   fi
+  echo "  diagnosis.md beside the repro (the triage, with the reducer's culprit):"
+  sed -n '3,8p' "$repro/diagnosis.md" | sed 's/^/  | /'
+  grep -q "the first divergent node: 'relu'" "$repro/diagnosis.md" ||
+    fail "the repro's diagnosis.md does not name the first divergent node"
   echo "  report.html, opened in headless Chromium:"
   bash "$AOTI_ROOT/tools/check_report_html.sh" "$repro/report.html" "$OUT/report_render" "$AOTI_PYTHON" | sed 's/^/    /' ||
     fail "the demo's report.html does not render cleanly"
