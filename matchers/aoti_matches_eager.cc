@@ -35,16 +35,22 @@ std::string CurrentTestName() {
   }
   // Triage: the diagnosis, its evidence and the next step; a crash or NaN/Inf is re-run
   // once more with the run-time input checks on, in the isolated runner.
+  // The inputs the check ran on (the package's sample inputs when none were given) and the
+  // package's config patches, read once for the triage and the recorded case.
+  std::vector<at::Tensor> given;
+  std::string inductor_configs_json = "{}";
+  try {
+    auto archive = Pt2Archive::Open(package);
+    if (archive->Manifest()) inductor_configs_json = archive->Manifest()->inductor_configs_json;
+    given = inputs ? *inputs : archive->SampleInputs();
+  } catch (const HarnessError&) {
+    // The failure message already says what is wrong with the package.
+    if (inputs) given = *inputs;
+  }
   std::string summary;
   try {
-    TriageEvidence evidence = GatherEvidence(package, inputs, r, options);
+    TriageEvidence evidence = GatherEvidence(package, &given, r, options);
     if (NeedsDebugRerun(evidence) && !evidence.package_is_shared_object) {
-      std::vector<at::Tensor> given;
-      if (inputs) {
-        given = *inputs;
-      } else {
-        given = Pt2Archive::Open(package)->SampleInputs();
-      }
       DebugRerun(AbsolutePath(package), given, options, &evidence);
     }
     r.diagnoses = Triage(evidence);
@@ -63,13 +69,8 @@ std::string CurrentTestName() {
   c.diagnosis_markdown = r.diagnosis_markdown;
   c.accuracy_mode = AccuracyModeName(options.accuracy.mode);
   c.tolerance = options.accuracy.tol;
-  try {
-    auto archive = Pt2Archive::Open(package);
-    if (archive->Manifest()) c.inductor_configs_json = archive->Manifest()->inductor_configs_json;
-    c.inputs = inputs ? *inputs : archive->SampleInputs();
-  } catch (const HarnessError&) {
-    // The failure message already says what is wrong with the package.
-  }
+  c.inductor_configs_json = inductor_configs_json;
+  c.inputs = std::move(given);
   const std::string failure_class = r.failure_class;
   const std::string directory = RecordFailingCase(std::move(c));
   ::testing::Test::RecordProperty("aoti_failure_class", failure_class);
