@@ -81,8 +81,14 @@ std::pair<double, double> AssertCloseTolerances(c10::ScalarType dtype) {
   }
 }
 
-TensorComparison CompareElements(const at::Tensor& actual, const at::Tensor& expected,
-                                 const at::Tensor& fp64, double rtol, double atol) {
+// OnCpu: the comparison is device-agnostic: the compiled output (on the package's device),
+// eager's and float64's (wherever they ran) are compared on the CPU, so a CUDA output
+// against a CPU reference is a comparison, not a device-mismatch error.
+static at::Tensor OnCpu(const at::Tensor& t) { return t.defined() && !t.device().is_cpu() ? t.detach().to(at::kCPU) : t; }
+
+TensorComparison CompareElements(const at::Tensor& actual_any, const at::Tensor& expected_any,
+                                 const at::Tensor& fp64_any, double rtol, double atol) {
+  const at::Tensor actual = OnCpu(actual_any), expected = OnCpu(expected_any), fp64 = OnCpu(fp64_any);
   TensorComparison c;
   c.has_fp64 = fp64.defined() && fp64.scalar_type() == at::kDouble;
   c.rtol = rtol;
@@ -102,8 +108,9 @@ TensorComparison CompareElements(const at::Tensor& actual, const at::Tensor& exp
   return c;
 }
 
-TensorComparison CompareOutputs(const at::Tensor& compiled, const at::Tensor& eager,
-                                const at::Tensor& fp64_given, const AccuracyOptions& options) {
+TensorComparison CompareOutputs(const at::Tensor& compiled_any, const at::Tensor& eager_any,
+                                const at::Tensor& fp64_any, const AccuracyOptions& options) {
+  const at::Tensor compiled = OnCpu(compiled_any), eager = OnCpu(eager_any), fp64_given = OnCpu(fp64_any);
   // Without a float64 run, upstream judges against eager itself (fp64_ref = ref): a
   // float64 output then has a float64 reference after all.
   const at::Tensor fp64 = fp64_given.defined() ? fp64_given : eager;

@@ -72,7 +72,9 @@ TensorComparison CompareElements(const at::Tensor& actual, const at::Tensor& exp
                                  const at::Tensor& fp64, double rtol, double atol);
 
 // CompareOutputs applies the rule to one output: compiled vs eager, with an optional
-// float64 reference (pass an undefined tensor when there is none).
+// float64 reference (pass an undefined tensor when there is none). Both comparisons are
+// device-agnostic: the tensors may live on different devices (a CUDA output, a CPU
+// reference) and are compared on the CPU.
 TensorComparison CompareOutputs(const at::Tensor& compiled, const at::Tensor& eager,
                                 const at::Tensor& fp64, const AccuracyOptions& options);
 

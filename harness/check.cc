@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "harness/errors.h"
@@ -76,6 +77,7 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
   std::unique_ptr<Pt2Archive> archive;
   std::vector<at::Tensor> inputs;
   std::unique_ptr<Interpreter> eager, fp64;
+  std::map<std::string, std::string> metadata;
   try {
     archive = Pt2Archive::Open(package);
     const auto& manifest = archive->Manifest();
@@ -86,21 +88,33 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
                       manifest->compile.error_message);
     }
     archive->RequireModel(options.model);
+    if (archive->HasCompiledModel(options.model)) metadata = archive->AotiMetadata(options.model);
+  } catch (const HarnessError& e) {
+    return Fail(std::move(r), "harness error", e.what());
+  }
+  // 1. Preflight: the package against this host first. A CUDA package on a host without
+  // CUDA stops here, before its inputs and weights are placed on a device it lacks.
+  std::string device = "cpu";
+  if (!metadata.empty()) {
+    auto it = metadata.find("AOTI_DEVICE_KEY");
+    if (it != metadata.end()) device = it->second;
+    const std::vector<std::string> host_problems = CheckPackageAgainstHost(
+        metadata, DetectHost(), archive->Manifest() ? archive->Manifest()->cuda_version : "");
+    if (!host_problems.empty()) {
+      r.preflight_problems = host_problems;
+      std::string msg = what + ": preflight found " + std::to_string(host_problems.size()) +
+                        " problem(s) with the package on this host (its inputs were not checked):";
+      for (const auto& p : host_problems) msg += "\n  " + p;
+      return Fail(std::move(r), "preflight", msg);
+    }
+  }
+  try {
     inputs = given ? *given : archive->SampleInputs();
     eager = Interpreter::FromArchive(*archive, options.model);
   } catch (const HarnessError& e) {
     return Fail(std::move(r), "harness error", e.what());
   }
-  // 1. Preflight.
-  std::vector<std::string> problems;
-  std::string device = "cpu";
-  if (archive->HasCompiledModel(options.model)) {
-    const auto metadata = archive->AotiMetadata(options.model);
-    auto it = metadata.find("AOTI_DEVICE_KEY");
-    if (it != metadata.end()) device = it->second;
-    problems = CheckPackageAgainstHost(metadata, DetectHost());
-  }
-  for (auto& p : CheckInputs(eager->program(), inputs, device)) problems.push_back(std::move(p));
+  std::vector<std::string> problems = CheckInputs(eager->program(), inputs, device);
   if (!problems.empty()) {
     r.preflight_problems = problems;
     std::string msg = what + ": preflight found " + std::to_string(problems.size()) + " problem(s):";
@@ -129,6 +143,11 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
     try {
       InterpreterOptions o64;
       o64.fp64 = true;
+      // On the package's device where it computes in float64 (the CPU, CUDA), else on the
+      // CPU; the report says which.
+      const c10::Device run_on = inputs.empty() || !inputs[0].defined() ? c10::Device(c10::kCPU) : inputs[0].device();
+      if (!SupportsFloat64(run_on.type())) o64.device = "cpu";
+      r.fp64_device = o64.device.empty() ? run_on.str() : o64.device;
       fp64 = Interpreter::FromArchive(*archive, options.model, o64);
       fp64_out = fp64->RunTensors(inputs);
     } catch (const HarnessError& e) {
@@ -173,11 +192,14 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
   if (failed) {
     return Fail(std::move(r), "accuracy",
                 what + ": " + std::to_string(failed) + " of " + std::to_string(judged) +
-                    " outputs differ from eager under " + AccuracyModeName(options.accuracy.mode) + " accuracy" + failures +
+                    " outputs differ from eager under " + AccuracyModeName(options.accuracy.mode) + " accuracy" +
+                    (r.fp64_device.empty() || r.fp64_device == "cpu" ? "" : " (float64 reference on " + r.fp64_device + ")") +
+                    failures +
                     (r.fp64_note.empty() ? "" : "\n  " + r.fp64_note));
   }
   r.pass = true;
   return r;
 }
+
 
 }  // namespace aoti

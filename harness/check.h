@@ -48,6 +48,9 @@ struct CheckReport {
   std::vector<TensorComparison> comparisons;
   std::vector<std::string> preflight_problems;  // each problem the preflight found
   std::string fp64_note;  // set when there is no float64 reference, and why
+  // fp64_device: where the float64 reference ran ("cpu", "cuda:0"): the package's device
+  // where it has float64 kernels, else the CPU. Empty when there was no float64 run.
+  std::string fp64_device;
   // With CheckOptions::keep_values, from step 3 on: eager's outputs, and float64's
   // (undefined where there is no float64 reference).
   std::vector<at::Tensor> eager_outputs, fp64_outputs;

@@ -1,5 +1,6 @@
 #include "harness/compiled_model.h"
 
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
@@ -44,10 +45,24 @@ std::unique_ptr<CompiledModel> CompiledModel::Load(const Pt2Archive& archive,
   return compiled;
 }
 
-std::vector<at::Tensor> CompiledModel::Run(const std::vector<at::Tensor>& inputs) {
+std::vector<at::Tensor> CompiledModel::Run(const std::vector<at::Tensor>& given) {
+  // The inputs on the package's device: a CUDA package given CPU tensors gets them moved
+  // to the GPU (the preflight reports such inputs; a caller that skips it still runs).
+  auto it = metadata_.find("AOTI_DEVICE_KEY");
+  const std::string device = it == metadata_.end() ? "cpu" : it->second;
+  std::vector<at::Tensor> inputs = given;
+  if (device == "cuda") {
+    for (auto& t : inputs) {
+      if (t.defined() && !t.is_cuda()) t = t.to(c10::Device(c10::kCUDA));
+    }
+  }
   StderrCapture capture;
   try {
-    return loader_->run(inputs);
+    std::vector<at::Tensor> out = loader_->run(inputs);
+    // CUDA reports a kernel's failure at the next synchronisation: wait here, so the
+    // failure is this run's runtime error and not a later, unrelated one.
+    if (device == "cuda") at::detail::getCUDAHooks().deviceSynchronize(at::detail::getCUDAHooks().current_device());
+    return out;
   } catch (const std::exception& e) {
     const std::string stderr_text = capture.Text();
     const c10::Error* ce = dynamic_cast<const c10::Error*>(&e);

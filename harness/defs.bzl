@@ -32,6 +32,8 @@ def _aoti_package_impl(ctx):
         args.add("--model-kwargs", json.encode(ctx.attr.model_kwargs))
     if ctx.attr.dtype:
         args.add("--dtype", ctx.attr.dtype)
+    if ctx.attr.device:
+        args.add("--device", ctx.attr.device)
     for lib in ctx.files.op_libraries:
         args.add("--load-library", lib)
     if ctx.attr.export_only:
@@ -65,6 +67,7 @@ aoti_package = rule(
         "inductor_configs": attr.string_dict(doc = "Inductor config patches; values that parse as JSON (true, 1, 0.5) are typed."),
         "model_kwargs": attr.string_dict(doc = "Keyword arguments for make_model(); values that parse as JSON are typed. One model file, several configurations (e.g. {\"act\": \"relu\"})."),
         "dtype": attr.string(doc = "Cast the model and its floating inputs to this dtype before export (e.g. \"bfloat16\")."),
+        "device": attr.string(doc = "Move the model and its inputs to this device before export (\"cuda\"): the package is compiled for it. Building one needs that device, so tag such targets requires-gpu (.bazelrc leaves them out of builds and tests without --config=cuda)."),
         "export_only": attr.bool(default = False, doc = "Skip the AOTI compile (program + inputs only)."),
         "strict_export": attr.bool(default = False, doc = "torch.export in strict mode."),
         "seed": attr.int(default = 0, doc = "torch.manual_seed before make_model() and example_inputs()."),

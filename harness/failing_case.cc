@@ -77,6 +77,9 @@ std::string RecordFailingCase(FailingCase c) {
           {"accuracy", {{"mode", c.accuracy_mode}, {"tolerance", c.tolerance}}},
           {"inductor_configs", nlohmann::json::parse(c.inductor_configs_json)},
           {"inputs", "inputs"},
+          // Where the inputs were (each one's device is in inputs/manifest.json too): the
+          // reducer and the repro run there.
+          {"device", c.inputs.empty() || !c.inputs[0].defined() ? std::string("cpu") : c.inputs[0].device().str()},
       };
       if (!c.diagnosis_markdown.empty()) {
         WriteTextFile(dir + "/diagnosis.md.partial", c.diagnosis_markdown);

@@ -442,31 +442,46 @@ Interpreter::~Interpreter() = default;
 
 Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions options)
     : program_(std::move(program)), state_(std::move(state)), options_(options) {
-  if (options_.fp64) {
-    // Tensors that share a storage (tied weights, a buffer and its view) are promoted
-    // through one float64 copy of that storage, so they stay tied.
-    std::map<const c10::StorageImpl*, at::Tensor> promoted;  // storage -> its float64 copy
-    auto promote = [&](at::Tensor& t) {
-      if (!t.defined() || !IsFloating(t.scalar_type()) || t.scalar_type() == at::kDouble) return;
-      const bool requires_grad = t.requires_grad();  // as upstream's model.to(float64) keeps it
+  // Weights and constants re-made through one copy of each storage they share (tied
+  // weights, a buffer and its view), so they stay tied: `remake` turns a storage's flat
+  // view into its new flat tensor, or returns it undefined to leave that tensor alone.
+  auto rebase = [&](const std::function<bool(const at::Tensor&)>& applies,
+                    const std::function<at::Tensor(const at::Tensor&)>& remake) {
+    std::map<const c10::StorageImpl*, at::Tensor> made;  // storage -> its new flat copy
+    auto one = [&](at::Tensor& t) {
+      if (!t.defined() || !applies(t)) return;
+      const bool requires_grad = t.requires_grad();  // as upstream's model.to(...) keeps it
       const int64_t item = static_cast<int64_t>(t.element_size());
-      at::Tensor promoted_view;
+      at::Tensor view;
       if (t.storage().nbytes() % item != 0) {
-        promoted_view = Promote(t.detach());
+        view = remake(t.detach());
       } else {
-        auto it = promoted.find(t.storage().unsafeGetStorageImpl());
-        if (it == promoted.end()) {
+        auto it = made.find(t.storage().unsafeGetStorageImpl());
+        if (it == made.end()) {
           at::Tensor flat = at::empty({0}, t.options().requires_grad(false));
           flat.set_(t.storage(), 0, {static_cast<int64_t>(t.storage().nbytes()) / item}, {1});
-          it = promoted.emplace(t.storage().unsafeGetStorageImpl(), Promote(flat)).first;
+          it = made.emplace(t.storage().unsafeGetStorageImpl(), remake(flat)).first;
         }
-        promoted_view = it->second.as_strided(t.sizes(), t.strides(), t.storage_offset());
+        view = it->second.as_strided(t.sizes(), t.strides(), t.storage_offset());
       }
-      t = promoted_view.detach();
+      t = view.detach();
       if (requires_grad) t.set_requires_grad(true);
     };
-    for (auto& [k, t] : state_.weights) promote(t);
-    for (auto& [k, t] : state_.constants) promote(t);
+    for (auto& [k, t] : state_.weights) one(t);
+    for (auto& [k, t] : state_.constants) one(t);
+  };
+  if (!options_.device.empty()) {
+    // Everything on one device (the float64 reference on the CPU for a device without
+    // float64 kernels): weights, constants, inputs, and each device= argument.
+    const c10::Device device = ParseDevice(options_.device, "the interpreter's device");
+    const std::string why = DeviceUnavailable(device);
+    if (!why.empty()) throw HarnessError("the interpreter cannot run on " + device.str() + ": " + why);
+    rebase([&](const at::Tensor& t) { return t.device() != device; },
+           [&](const at::Tensor& flat) { return flat.to(device); });
+  }
+  if (options_.fp64) {
+    rebase([](const at::Tensor& t) { return IsFloating(t.scalar_type()) && t.scalar_type() != at::kDouble; },
+           [](const at::Tensor& flat) { return Promote(flat); });
   }
   // Where each value is last read, to free it after that step.
   std::unordered_map<std::string, size_t> last_use;
@@ -500,7 +515,9 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
       const c10::FunctionSchema& schema = step->op->schema();
       // The float64 run changes dtypes on purpose; an assert of the native metadata
       // (dtype=float32 on a value that is float64 here) does not hold there.
-      if (options_.fp64 && schema.name() == "aten::_assert_tensor_metadata") step->kind = StepKind::kSkip;
+      if ((options_.fp64 || !options_.device.empty()) && schema.name() == "aten::_assert_tensor_metadata") {
+        step->kind = StepKind::kSkip;
+      }
       std::vector<bool> used(node.inputs.size(), false);
       for (const c10::Argument& sa : schema.arguments()) {
         auto it = std::find_if(node.inputs.begin(), node.inputs.end(),
@@ -510,6 +527,7 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
           ArgPlan p = PlanArgument(it->arg, options_.fp64 && PromotesDtype(schema, *it),
                                    what + " argument '" + sa.name() + "'");
           p.wrap_scalar = sa.type()->kind() == c10::TypeKind::TensorType;
+          if (!options_.device.empty() && p.constant.isDevice()) p.constant = c10::IValue(c10::Device(options_.device));
           CoerceToSchema(sa.type(), &p);
           step->args.push_back(std::move(p));
         } else if (sa.default_value()) {
@@ -549,7 +567,7 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
 std::unique_ptr<Interpreter> Interpreter::FromArchive(const Pt2Archive& archive, const std::string& model,
                                                       InterpreterOptions options) {
   Program program = Program::Parse(archive.ProgramJson(model), archive.path() + " model '" + model + "'");
-  ProgramState state = LoadProgramState(archive, model);
+  ProgramState state = LoadProgramState(archive, model, options.device);
   return std::make_unique<Interpreter>(std::move(program), std::move(state), options);
 }
 
@@ -571,6 +589,7 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
         // The run works on a copy: in-place ops on a user input (export keeps x.add_(1) as
         // aten.add_ on the input) never reach the caller's tensor.
         at::Tensor t = CopyOf(user_inputs[next_input++]);
+        if (!options_.device.empty()) t = PlaceOnDevice(t, options_.device, "user input '" + spec.value_name + "'");
         if (options_.fp64) t = Promote(t);
         user_input_values.emplace_back(spec.value_name, t);
         env[spec.value_name] = t;

@@ -39,6 +39,10 @@ std::vector<std::string> AliasedValueNames(const Node& node);
 
 struct InterpreterOptions {
   bool fp64 = false;  // the float64 reference mode
+  // device: "" runs each weight and input where it was recorded (a CUDA program's on the
+  // GPU); else every weight, constant, input and device= argument on this device ("cpu"
+  // for the float64 reference of a device without float64 kernels).
+  std::string device;
 };
 
 struct RunOptions {

@@ -30,6 +30,7 @@ PackageManifest ParsePackageManifest(const std::string& text, const std::string&
     m.model_file = j.value("model_file", "");
     m.torch_version = j.value("torch_version", "");
     m.torch_git_version = j.value("torch_git_version", "");
+    m.cuda_version = j.value("cuda_version", "");
     m.seed = j.value("seed", int64_t{0});
     m.inductor_configs_json = j.value("inductor_configs", nlohmann::json::object()).dump();
     const auto& exp = j.value("export", nlohmann::json::object());
@@ -82,6 +83,7 @@ std::string PackageManifestToJson(const PackageManifest& m) {
       {"seed", m.seed},
       {"torch_version", m.torch_version},
       {"torch_git_version", m.torch_git_version},
+      {"cuda_version", m.cuda_version},
       {"inductor_configs", m.inductor_configs_json.empty() ? json::object() : json::parse(m.inductor_configs_json)},
       {"export", {{"strict", m.strict_export}, {"dynamic_shapes", m.dynamic_shapes}, {"from_program", m.from_program}}},
       {"compile", compile},

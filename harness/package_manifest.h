@@ -32,6 +32,7 @@ struct PackageManifest {
   std::string model_file;
   std::string torch_version;
   std::string torch_git_version;
+  std::string cuda_version;  // the CUDA runtime of the torch that built it ("13.0"; "" for a CPU torch)
   int64_t seed = 0;
   std::string inductor_configs_json = "{}";  // the patches, as a JSON object
   bool strict_export = false;

@@ -36,6 +36,9 @@ expect(m["inputs"][1]["strides"] == [0, 1] and m["eager_outputs"][0]["sizes"] ==
 expect(m["inductor_configs"] == {"cpp.inject_relu_bug_TESTING_ONLY": "compile_error", "max_autotune": False},
        "Python reads the inductor configs")
 expect(m["reduced_from"] == "/cases/original.pt2", "Python reads reduced_from")
+expect(m["inputs"][0]["device"] == "cuda:0" and m["inputs"][1]["device"] == "cpu",
+       "Python reads each input's device (a CUDA input among CPU ones)")
+expect(m["cuda_version"] == "13.0", "Python reads the package's CUDA version")
 
 # Python writes what it read back (as the compile server does with a candidate's), C++ reads it.
 py_path = os.path.join(work, "py.json")
@@ -57,7 +60,8 @@ for name, broken in [("no compile record", {k: v for k, v in fresh.items() if k 
                      ("no inputs", {k: v for k, v in fresh.items() if k != "inputs"}),
                      ("another format", dict(fresh, format="aoti_harness.package/0")),
                      ("a record without sizes", dict(fresh, inputs=[{k: v for k, v in rec.items() if k != "sizes"}])),
-                     ("a record whose dtype is a number", dict(fresh, inputs=[dict(rec, dtype=6)]))]:
+                     ("a record whose dtype is a number", dict(fresh, inputs=[dict(rec, dtype=6)])),
+                     ("a record on no real device", dict(fresh, inputs=[dict(rec, device="gpu0")]))]:
     path = os.path.join(work, "broken.json")
     open(path, "w").write(json.dumps(broken))
     rc, _ = cpp_reads(path)
@@ -67,6 +71,28 @@ for name, broken in [("no compile record", {k: v for k, v in fresh.items() if k 
     except pm.ContractError:
         py_refused = True
     expect(rc != 0 and py_refused, f"both refuse a manifest with {name}")
+
+# The compile server places each candidate input on its recorded device; a device this
+# process cannot use is refused by name (here: a CPU-only torch).
+import torch
+t = torch.zeros(2)
+expect(pm.on_recorded_device(t, {"name": "x", "device": "cpu"}, "cand.pt2: input") is t,
+       "a CPU input stays where it is")
+if not torch.cuda.is_available():
+    try:
+        pm.on_recorded_device(t, {"name": "x", "device": "cuda:0"}, "cand.pt2: input")
+        refused = ""
+    except pm.ContractError as e:
+        refused = str(e)
+    expect("cand.pt2: input 'x' was recorded on: 'cuda:0'" in refused and "cannot use CUDA" in refused,
+           f"an input recorded on cuda:0 is refused by name on a host without CUDA ({refused!r})")
+for bad in ("gpu0", "cuda:x", ""):
+    try:
+        pm.check_device(bad, "--device")
+        ok = False
+    except pm.ContractError as e:
+        ok = "--device" in str(e)
+    expect(ok, f"--device {bad!r} is refused by name")
 
 # Both accept a manifest with only the required fields (the rest have defaults).
 minimal = {k: fresh[k] for k in ("format", "model_name", "compile", "inputs", "eager_outputs")}

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
     m.seed = 7;
     m.torch_version = "2.13.0+cpu";
     m.torch_git_version = "abc123";
+    m.cuda_version = "13.0";
     m.inductor_configs_json = R"({"cpp.inject_relu_bug_TESTING_ONLY": "compile_error", "max_autotune": false})";
     m.strict_export = true;
     m.dynamic_shapes = true;
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     m.compile.error_traceback = "Traceback ...";
     m.inputs = {Record("x", c10::ScalarType::Float, {4, 6}, {1, 4}, "tensors/input_0.bin"),
                 Record("mask", c10::ScalarType::Bool, {3, 6}, {0, 1}, "tensors/input_1.bin")};
+    m.inputs[0].device = "cuda:0";  // a CUDA package's input, recorded on a CPU-only host
     m.eager_outputs = {Record("out", c10::ScalarType::BFloat16, {}, {}, "tensors/eager_0.bin")};
     m.eager_fp64_outputs = {Record("out", c10::ScalarType::Double, {}, {}, "tensors/eager_fp64_0.bin")};
     m.reduced_from = "/cases/original.pt2";

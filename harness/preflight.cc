@@ -1,12 +1,17 @@
 #include "harness/preflight.h"
 
+#include <dlfcn.h>
 #include <sys/utsname.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include <c10/core/DeviceType.h>
 #include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+
+#include "harness/errors.h"
 
 #include "harness/tensor_io.h"
 
@@ -58,7 +63,81 @@ HostInfo DetectHost() {
     }
   }
   h.has_cuda = at::hasCUDA();
+  h.cuda = DetectCudaHost();
   return h;
+}
+
+namespace {
+
+CudaHost AskCudaDriver() {
+  CudaHost c;
+  try {
+    if (at::detail::getCUDAHooks().hasCUDART()) c.runtime_version = static_cast<int>(at::detail::getCUDAHooks().versionCUDART());
+  } catch (const c10::Error&) {
+  }
+  void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* err = ::dlerror();
+    c.driver_error = std::string("no CUDA driver (libcuda.so.1: ") + (err ? err : "not found") + ")";
+    return c;
+  }
+  // The driver API's C signatures: CUresult is an int, CUdevice an int.
+  using InitFn = int (*)(unsigned int);
+  using IntFn = int (*)(int*);
+  using GetFn = int (*)(int*, int);
+  using AttrFn = int (*)(int*, int, int);
+  using NameFn = int (*)(char*, int, int);
+  auto init = reinterpret_cast<InitFn>(::dlsym(lib, "cuInit"));
+  auto version = reinterpret_cast<IntFn>(::dlsym(lib, "cuDriverGetVersion"));
+  auto count = reinterpret_cast<IntFn>(::dlsym(lib, "cuDeviceGetCount"));
+  auto get = reinterpret_cast<GetFn>(::dlsym(lib, "cuDeviceGet"));
+  auto attr = reinterpret_cast<AttrFn>(::dlsym(lib, "cuDeviceGetAttribute"));
+  auto name = reinterpret_cast<NameFn>(::dlsym(lib, "cuDeviceGetName"));
+  if (!init || !version || !count || !get || !attr || !name) {
+    c.driver_error = "libcuda.so.1 lacks the driver API's cuInit/cuDeviceGet* entry points";
+    return c;
+  }
+  if (version(&c.driver_version) != 0) c.driver_version = 0;
+  if (const int rc = init(0); rc != 0) {
+    c.driver_error = "the CUDA driver did not initialise (cuInit error " + std::to_string(rc) + ")";
+    return c;
+  }
+  int n = 0;
+  if (count(&n) != 0) n = 0;
+  constexpr int kMajor = 75, kMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{MAJOR,MINOR}
+  for (int i = 0; i < n; ++i) {
+    int dev = 0;
+    if (get(&dev, i) != 0) continue;
+    GpuInfo g;
+    char buf[256] = {};
+    if (name(buf, sizeof(buf) - 1, dev) == 0) g.name = buf;
+    attr(&g.major, kMajor, dev);
+    attr(&g.minor, kMinor, dev);
+    c.gpus.push_back(g);
+  }
+  // The library stays loaded: torch's CUDA runtime uses the same one.
+  return c;
+}
+
+}  // namespace
+
+CudaHost DetectCudaHost() {
+  static const CudaHost* host = new CudaHost(AskCudaDriver());
+  return *host;
+}
+
+int CudaVersionNumber(const std::string& version, const std::string& what) {
+  if (version.empty() || version == "None") return 0;
+  int major = 0, minor = 0;
+  char extra = 0;
+  if (std::sscanf(version.c_str(), "%d.%d%c", &major, &minor, &extra) != 2 || major <= 0 || minor < 0 || minor > 99) {
+    throw HarnessError(what + ": '" + version + "' is not a CUDA version; expected MAJOR.MINOR such as 13.0");
+  }
+  return major * 1000 + minor * 10;
+}
+
+std::string CudaVersionName(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
 std::set<std::string> RequiredCpuFlags(const std::string& isa, std::vector<std::string>* unknown) {
@@ -88,8 +167,63 @@ std::set<std::string> RequiredCpuFlags(const std::string& isa, std::vector<std::
   return flags;
 }
 
+namespace {
+
+void CheckCuda(const std::map<std::string, std::string>& metadata, const CudaHost& cuda,
+               const std::string& cuda_version, std::vector<std::string>* problems) {
+  // The kernels' architecture: AOTI records the compile GPU's compute capability as
+  // major * 10 + minor ("90" for sm_90). A cubin runs on GPUs of its own major version at
+  // the same or a newer minor version, and on no other.
+  auto it = metadata.find("AOTI_COMPUTE_CAPABILITY");
+  const std::string cc = it == metadata.end() ? "" : it->second;
+  int package_cc = 0;
+  if (!cc.empty() && cc != "None" && (std::sscanf(cc.c_str(), "%d", &package_cc) != 1 || package_cc <= 0)) {
+    problems->push_back("compute capability: AOTI_COMPUTE_CAPABILITY is '" + cc +
+                        "'; expected major * 10 + minor, such as 90 for sm_90");
+    package_cc = 0;
+  }
+  if (package_cc > 0 && !cuda.gpus.empty()) {
+    const GpuInfo& g = cuda.gpus[0];
+    const int major = package_cc / 10, minor = package_cc % 10;
+    if (g.major != major || g.minor < minor) {
+      problems->push_back("compute capability: the package's kernels were compiled for sm_" + std::to_string(package_cc) +
+                          " (AOTI_COMPUTE_CAPABILITY " + cc + "), and cuda:0 (" + g.name + ") is sm_" +
+                          std::to_string(g.major * 10 + g.minor) +
+                          "; a kernel binary runs only on its own major architecture at the same or a newer minor "
+                          "version: rebuild the package on this GPU's architecture");
+    }
+  }
+  // The CUDA versions: a runtime of CUDA M.x needs a driver of CUDA M.0 or newer.
+  int package_version = 0;
+  try {
+    package_version = CudaVersionNumber(cuda_version, "the package's cuda_version");
+  } catch (const HarnessError& e) {
+    problems->push_back(std::string("CUDA version: ") + e.what());
+  }
+  auto needs_driver = [&](int runtime, const std::string& whose) {
+    if (runtime == 0 || cuda.driver_version == 0) return;
+    if (cuda.driver_version / 1000 < runtime / 1000) {
+      problems->push_back("CUDA version: " + whose + " CUDA " + CudaVersionName(runtime) +
+                          ", and this host's driver supports CUDA up to " + CudaVersionName(cuda.driver_version) +
+                          "; a CUDA " + std::to_string(runtime / 1000) + " runtime needs a driver for CUDA " +
+                          std::to_string(runtime / 1000) + ".0 or newer: update the driver, or use a torch built "
+                          "for the driver's CUDA");
+    }
+  };
+  needs_driver(package_version, "the package was built by a torch with");
+  needs_driver(cuda.runtime_version, "the harness runs a torch with");
+  if (package_version && cuda.runtime_version && package_version / 1000 != cuda.runtime_version / 1000) {
+    problems->push_back("CUDA version: the package was built by a torch with CUDA " + CudaVersionName(package_version) +
+                        ", and the harness runs a torch with CUDA " + CudaVersionName(cuda.runtime_version) +
+                        "; the compiled model links the CUDA runtime it was built with: build the package with "
+                        "the torch the harness links");
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> CheckPackageAgainstHost(const std::map<std::string, std::string>& metadata,
-                                                 const HostInfo& host) {
+                                                 const HostInfo& host, const std::string& cuda_version) {
   std::vector<std::string> problems;
   auto get = [&](const char* key) {
     auto it = metadata.find(key);
@@ -99,8 +233,18 @@ std::vector<std::string> CheckPackageAgainstHost(const std::map<std::string, std
   if (device.empty()) {
     problems.push_back("the package's AOTI metadata has no AOTI_DEVICE_KEY; expected the compile device (cpu, cuda, ...)");
   } else if (device == "cuda" && !host.has_cuda) {
-    problems.push_back("device: the package was compiled for cuda, and this host has no CUDA device "
-                       "(the load device must be the compile device; only the index may differ)");
+    if (host.cuda.gpus.empty()) {
+      problems.push_back("device: the package was compiled for cuda, and this host has no CUDA device (" +
+                         (host.cuda.driver_error.empty() ? std::string("the driver shows no GPU") : host.cuda.driver_error) +
+                         "; the load device must be the compile device; only the index may differ)");
+    } else {
+      problems.push_back("device: the package was compiled for cuda, and this host has " +
+                         std::to_string(host.cuda.gpus.size()) + " GPU(s) (" + host.cuda.gpus[0].name +
+                         "), but the harness in this test links a CPU-only torch; build it against a CUDA torch "
+                         "(bazel test --config=cuda)");
+    }
+  } else if (device == "cuda") {
+    CheckCuda(metadata, host.cuda, cuda_version, &problems);
   } else if (device != "cpu" && device != "cuda") {
     problems.push_back("device: the package was compiled for '" + device + "', which this harness cannot run");
   }

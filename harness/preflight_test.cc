@@ -6,11 +6,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
+#include "harness/errors.h"
 #include "harness/pt2_archive.h"
 
 namespace aoti {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -58,6 +62,96 @@ TEST(CheckPackageAgainstHost, CudaPackageOnACpuOnlyHost) {
   const auto problems = CheckPackageAgainstHost(metadata, Avx2Host());
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_THAT(problems[0], HasSubstr("device: the package was compiled for cuda, and this host has no CUDA device"));
+}
+
+// A host with one GPU as the CUDA driver describes it.
+HostInfo GpuHost(int major, int minor, int driver_version, int runtime_version, bool harness_has_cuda = true) {
+  HostInfo h = Avx2Host();
+  h.has_cuda = harness_has_cuda;
+  h.cuda.driver_version = driver_version;
+  h.cuda.runtime_version = runtime_version;
+  h.cuda.gpus = {GpuInfo{"NVIDIA Test GPU", major, minor}};
+  return h;
+}
+
+std::map<std::string, std::string> CudaPackage(const std::string& compute_capability) {
+  auto metadata = CpuPackage("AVX2");
+  metadata["AOTI_DEVICE_KEY"] = "cuda";
+  metadata["AOTI_COMPUTE_CAPABILITY"] = compute_capability;
+  return metadata;
+}
+
+TEST(CheckPackageAgainstHost, CudaPackageOnItsOwnKindOfGpuIsFine) {
+  EXPECT_THAT(CheckPackageAgainstHost(CudaPackage("90"), GpuHost(9, 0, 13000, 13000), "13.0"), IsEmpty());
+  // A cubin for 8.0 runs on 8.6 (same major, newer minor).
+  EXPECT_THAT(CheckPackageAgainstHost(CudaPackage("80"), GpuHost(8, 6, 13000, 13000), "13.0"), IsEmpty());
+}
+
+TEST(CheckPackageAgainstHost, CudaPackageWhereTheDriverShowsNoGpu) {
+  HostInfo h = Avx2Host();
+  h.cuda.driver_error = "no CUDA driver (libcuda.so.1: cannot open shared object file)";
+  const auto problems = CheckPackageAgainstHost(CudaPackage("90"), h, "13.0");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0], AllOf(HasSubstr("compiled for cuda, and this host has no CUDA device"),
+                                 HasSubstr("libcuda.so.1: cannot open shared object file")));
+}
+
+TEST(CheckPackageAgainstHost, CudaPackageWithAGpuButACpuOnlyHarness) {
+  const auto problems = CheckPackageAgainstHost(CudaPackage("90"), GpuHost(9, 0, 13000, 0, false), "13.0");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0], AllOf(HasSubstr("this host has 1 GPU(s) (NVIDIA Test GPU)"),
+                                 HasSubstr("links a CPU-only torch"), HasSubstr("--config=cuda")));
+}
+
+TEST(CheckPackageAgainstHost, KernelsForAnotherGpuArchitectureAreRefused) {
+  for (const auto& [package, major, minor] : {std::tuple<std::string, int, int>{"90", 8, 0}, {"86", 8, 0}, {"80", 9, 0}}) {
+    SCOPED_TRACE(package);
+    const auto problems = CheckPackageAgainstHost(CudaPackage(package), GpuHost(major, minor, 13000, 13000), "13.0");
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_THAT(problems[0], AllOf(HasSubstr("compiled for sm_" + package),
+                                   HasSubstr("cuda:0 (NVIDIA Test GPU) is sm_" + std::to_string(major * 10 + minor)),
+                                   HasSubstr("rebuild the package")));
+  }
+  EXPECT_THAT(CheckPackageAgainstHost(CudaPackage("ninety"), GpuHost(9, 0, 13000, 13000), "13.0"),
+              testing::Contains(HasSubstr("AOTI_COMPUTE_CAPABILITY is 'ninety'")));
+}
+
+TEST(CheckPackageAgainstHost, CudaVersionsMustFitTheDriver) {
+  // A CUDA 13 package and harness on a driver for CUDA 12.4.
+  const auto old_driver = CheckPackageAgainstHost(CudaPackage("90"), GpuHost(9, 0, 12040, 13000), "13.0");
+  ASSERT_EQ(old_driver.size(), 2u);
+  EXPECT_THAT(old_driver[0], AllOf(HasSubstr("the package was built by a torch with CUDA 13.0"),
+                                   HasSubstr("driver supports CUDA up to 12.4"), HasSubstr("update the driver")));
+  EXPECT_THAT(old_driver[1], HasSubstr("the harness runs a torch with CUDA 13.0"));
+  // A CUDA 12.8 package under a CUDA 13 harness.
+  const auto mixed = CheckPackageAgainstHost(CudaPackage("90"), GpuHost(9, 0, 13000, 13000), "12.8");
+  ASSERT_EQ(mixed.size(), 1u);
+  EXPECT_THAT(mixed[0], AllOf(HasSubstr("built by a torch with CUDA 12.8"), HasSubstr("runs a torch with CUDA 13.0"),
+                              HasSubstr("build the package with the torch the harness links")));
+  // Minor versions within a major are compatible; an unknown package version is not judged.
+  EXPECT_THAT(CheckPackageAgainstHost(CudaPackage("90"), GpuHost(9, 0, 13020, 13000), "13.1"), IsEmpty());
+  EXPECT_THAT(CheckPackageAgainstHost(CudaPackage("90"), GpuHost(9, 0, 13000, 13000), ""), IsEmpty());
+  EXPECT_THAT(CheckPackageAgainstHost(CudaPackage("90"), GpuHost(9, 0, 13000, 13000), "thirteen"),
+              testing::Contains(HasSubstr("'thirteen' is not a CUDA version")));
+}
+
+TEST(CudaVersion, NumbersAndNames) {
+  EXPECT_EQ(CudaVersionNumber("13.0", "v"), 13000);
+  EXPECT_EQ(CudaVersionNumber("12.8", "v"), 12080);
+  EXPECT_EQ(CudaVersionNumber("", "v"), 0);
+  EXPECT_EQ(CudaVersionName(12040), "12.4");
+  EXPECT_THROW(CudaVersionNumber("13", "v"), HarnessError);
+}
+
+TEST(DetectCudaHost, ACudaPackageOnThisHostSaysWhyItCannotRun) {
+  // This host, as detected: without a GPU (or with one, under a CPU build) a CUDA package
+  // gets one device problem that says which.
+  const HostInfo host = DetectHost();
+  if (host.has_cuda) GTEST_SKIP() << "this process can run CUDA; the refusal needs a host without it";
+  const auto problems = CheckPackageAgainstHost(CudaPackage("90"), host, "13.0");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0], HasSubstr("device: the package was compiled for cuda"));
+  EXPECT_THAT(problems[0], host.cuda.gpus.empty() ? HasSubstr("no CUDA device") : HasSubstr("links a CPU-only torch"));
 }
 
 TEST(CheckPackageAgainstHost, OtherMachineAndMissingDevice) {

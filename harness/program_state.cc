@@ -26,7 +26,7 @@ std::vector<int64_t> Ints(const json& dims, const std::string& what) {
 }
 
 void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::string& config_name,
-                 std::map<std::string, at::Tensor>& out) {
+                 const std::string& device_override, std::map<std::string, at::Tensor>& out) {
   const std::string config_path = dir + config_name;
   if (!archive.HasRecord(config_path)) return;  // nothing of this kind
   json config;
@@ -35,7 +35,8 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
   } catch (const json::exception& e) {
     throw HarnessError(archive.path() + ": " + config_path + " is malformed: " + e.what());
   }
-  std::map<std::string, at::Tensor> storages;  // by path_name: one byte buffer per file
+  // One byte buffer per file and device: tensors that share a file share its storage.
+  std::map<std::pair<std::string, std::string>, at::Tensor> storages;
   for (const auto& [fqn, meta] : config.items()) {
     const std::string what = archive.path() + ": '" + fqn + "' (" + config_path + ")";
     try {
@@ -47,14 +48,25 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
       if (!archive.HasRecord(file)) {
         throw HarnessError(what + ": its data " + file + " is missing from the archive");
       }
-      auto it = storages.find(file);
+      const json& tm = meta.at("tensor_meta");
+      // The device it was exported on (a CUDA model's weights on the GPU).
+      std::string device = "cpu";
+      if (!device_override.empty()) {
+        device = device_override;
+      } else if (tm.contains("device") && tm.at("device").is_object()) {
+        const json& d = tm.at("device");
+        device = d.value("type", "cpu");
+        if (d.contains("index") && d.at("index").is_number_integer()) {
+          device += ":" + std::to_string(d.at("index").get<int64_t>());
+        }
+      }
+      auto it = storages.find({file, device});
       if (it == storages.end()) {
         const std::string bytes = archive.ReadRecord(file);
         at::Tensor storage = at::empty({static_cast<int64_t>(bytes.size())}, at::kByte);
         if (!bytes.empty()) std::memcpy(storage.data_ptr(), bytes.data(), bytes.size());
-        it = storages.emplace(file, storage).first;
+        it = storages.emplace(std::make_pair(file, device), PlaceOnDevice(storage, device, what)).first;
       }
-      const json& tm = meta.at("tensor_meta");
       const c10::ScalarType dtype = ScalarTypeFromSchema(JsonInt32(tm.at("dtype"), what + " dtype"), what);
       const auto sizes = Ints(tm.at("sizes"), what);
       const auto strides = Ints(tm.at("strides"), what);
@@ -84,10 +96,10 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
       }
       at::Tensor typed = storage.numel() % item == 0 && storage.numel() > 0
                              ? storage.view(dtype)
-                             : at::empty({0}, at::TensorOptions().dtype(dtype));
+                             : at::empty({0}, at::TensorOptions().dtype(dtype).device(storage.device()));
       at::Tensor t;
       try {
-        t = empty ? at::empty(sizes, at::TensorOptions().dtype(dtype))
+        t = empty ? at::empty(sizes, at::TensorOptions().dtype(dtype).device(storage.device()))
                   : typed.as_strided(sizes, strides, offset).detach();
       } catch (const c10::Error& e) {
         throw HarnessError(what + ": cannot be viewed as stored: " + e.what_without_backtrace());
@@ -117,11 +129,11 @@ at::Tensor* ProgramState::Find(const std::string& fqn, bool in_constants) {
   return nullptr;
 }
 
-ProgramState LoadProgramState(const Pt2Archive& archive, const std::string& model) {
+ProgramState LoadProgramState(const Pt2Archive& archive, const std::string& model, const std::string& device) {
   archive.RequireModel(model);
   ProgramState state;
-  LoadPayload(archive, "data/weights/", model + "_weights_config.json", state.weights);
-  LoadPayload(archive, "data/constants/", model + "_constants_config.json", state.constants);
+  LoadPayload(archive, "data/weights/", model + "_weights_config.json", device, state.weights);
+  LoadPayload(archive, "data/constants/", model + "_constants_config.json", device, state.constants);
   return state;
 }
 

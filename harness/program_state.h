@@ -25,7 +25,11 @@ struct ProgramState {
   at::Tensor* Find(const std::string& fqn, bool in_constants);
 };
 
-// LoadProgramState throws HarnessError naming the archive and the missing or corrupt entry.
-ProgramState LoadProgramState(const Pt2Archive& archive, const std::string& model);
+// LoadProgramState puts each tensor on the device recorded in its tensor_meta (a CUDA
+// program's weights on the GPU). Throws HarnessError naming the archive and the missing or
+// corrupt entry, or the device when this process cannot use it.
+// `device`, when given, places every tensor there instead ("cpu" reads a CUDA program's
+// weights on a host without CUDA).
+ProgramState LoadProgramState(const Pt2Archive& archive, const std::string& model, const std::string& device = "");
 
 }  // namespace aoti

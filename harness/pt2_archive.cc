@@ -179,24 +179,49 @@ const PackageManifest& Pt2Archive::RequireManifest(const char* what) const {
   return *manifest_;
 }
 
-std::vector<at::Tensor> Pt2Archive::ReadTensors(const std::vector<TensorRecord>& records,
-                                                const char* what) const {
+std::vector<at::Tensor> Pt2Archive::ReadTensors(const std::vector<TensorRecord>& records, const char* what,
+                                                bool on_recorded_device) const {
   std::vector<at::Tensor> out;
   out.reserve(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
     const std::string entry = kTensorDir + records[i].file;
-    out.push_back(ReadRawTensor(records[i], ReadRecord(entry),
-                                path_ + ": " + what + " " + std::to_string(i) + " (" + entry + ")"));
+    const std::string who = path_ + ": " + what + " " + std::to_string(i) +
+                            (records[i].name.empty() ? "" : " '" + records[i].name + "'") + " (" + entry + ")";
+    out.push_back(on_recorded_device ? ReadRawTensorOnDevice(records[i], ReadRecord(entry), who)
+                                     : ReadRawTensor(records[i], ReadRecord(entry), who));
   }
   return out;
 }
 
 std::vector<at::Tensor> Pt2Archive::SampleInputs() const {
-  return ReadTensors(RequireManifest("sample inputs").inputs, "sample input");
+  return ReadTensors(RequireManifest("sample inputs").inputs, "sample input", true);
+}
+
+std::vector<at::Tensor> Pt2Archive::SampleInputsOnCpu() const {
+  return ReadTensors(RequireManifest("sample inputs").inputs, "sample input", false);
+}
+
+std::vector<std::string> Pt2Archive::SampleInputDevices() const {
+  std::vector<std::string> devices;
+  for (const auto& r : RequireManifest("sample inputs").inputs) devices.push_back(r.device);
+  return devices;
+}
+
+std::string Pt2Archive::DeviceType(const std::string& model) const {
+  if (HasCompiledModel(model)) {
+    const auto metadata = AotiMetadata(model);
+    auto it = metadata.find("AOTI_DEVICE_KEY");
+    if (it != metadata.end() && !it->second.empty()) return it->second;
+  }
+  if (manifest_ && !manifest_->inputs.empty()) {
+    const std::string& d = manifest_->inputs[0].device;
+    return d.substr(0, d.find(':'));
+  }
+  return "cpu";
 }
 
 std::vector<at::Tensor> Pt2Archive::RecordedEagerOutputs() const {
-  return ReadTensors(RequireManifest("eager outputs").eager_outputs, "eager output");
+  return ReadTensors(RequireManifest("eager outputs").eager_outputs, "eager output", false);
 }
 
 }  // namespace aoti
@@ -204,7 +229,7 @@ std::vector<at::Tensor> Pt2Archive::RecordedEagerOutputs() const {
 namespace aoti {
 
 std::vector<at::Tensor> Pt2Archive::RecordedEagerFp64Outputs() const {
-  return ReadTensors(RequireManifest("float64 eager outputs").eager_fp64_outputs, "fp64 eager output");
+  return ReadTensors(RequireManifest("float64 eager outputs").eager_fp64_outputs, "fp64 eager output", false);
 }
 
 }  // namespace aoti

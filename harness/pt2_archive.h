@@ -55,15 +55,25 @@ class Pt2Archive {
   // Manifest: the harness' package.json; nullopt for archives the harness did not write.
   const std::optional<PackageManifest>& Manifest() const { return manifest_; }
   // SampleInputs / RecordedEagerOutputs: the flat tensors named in the manifest. Throw
-  // HarnessError when the archive has no manifest.
+  // HarnessError when the archive has no manifest. The sample inputs come back on the
+  // device they were recorded on (a CUDA package's on the GPU), and the error names the
+  // input and the device when this process cannot use it; SampleInputsOnCpu reads the same
+  // values on the CPU whatever was recorded (for a preflight or a report on a CPU-only
+  // host). The recorded outputs, references only, come back on the CPU.
   std::vector<at::Tensor> SampleInputs() const;
+  std::vector<at::Tensor> SampleInputsOnCpu() const;
+  // SampleInputDevices: the device each sample input was recorded on ("cpu", "cuda:0").
+  std::vector<std::string> SampleInputDevices() const;
+  // DeviceType: the device type the model is for: AOTI_DEVICE_KEY when it is compiled,
+  // else the type of the device its first sample input was recorded on, else "cpu".
+  std::string DeviceType(const std::string& model) const;
   std::vector<at::Tensor> RecordedEagerOutputs() const;
   std::vector<at::Tensor> RecordedEagerFp64Outputs() const;
 
  private:
   Pt2Archive(std::string path, std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader);
-  std::vector<at::Tensor> ReadTensors(const std::vector<TensorRecord>& records,
-                                      const char* what) const;
+  std::vector<at::Tensor> ReadTensors(const std::vector<TensorRecord>& records, const char* what,
+                                      bool on_recorded_device) const;
   const PackageManifest& RequireManifest(const char* what) const;
 
   std::string path_;

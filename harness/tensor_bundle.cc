@@ -52,7 +52,7 @@ std::vector<at::Tensor> ReadTensorBundle(const std::string& dir) {
   for (size_t i = 0; i < manifest.size(); ++i) {
     const std::string what = dir + " tensor " + std::to_string(i);
     const TensorRecord r = TensorRecordFromJson(manifest[i], what);
-    out.push_back(ReadRawTensor(r, ReadTextFile(dir + "/" + r.file), what));
+    out.push_back(ReadRawTensorOnDevice(r, ReadTextFile(dir + "/" + r.file), what));
   }
   return out;
 }

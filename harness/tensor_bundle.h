@@ -10,10 +10,13 @@
 
 namespace aoti {
 
-// WriteTensorBundle writes CPU copies of `tensors` into `dir` (which must exist).
+// WriteTensorBundle writes the values of `tensors` into `dir` (which must exist), each
+// with its device.
 void WriteTensorBundle(const std::string& dir, const std::vector<at::Tensor>& tensors);
 
-// ReadTensorBundle reads them back. Throws HarnessError naming the directory.
+// ReadTensorBundle reads them back, each on the device it was written from (the runner's
+// inputs and outputs stay on the GPU). Throws HarnessError naming the directory, the tensor
+// and the device when this process cannot use it.
 std::vector<at::Tensor> ReadTensorBundle(const std::string& dir);
 
 // ReadTextFile / WriteTextFile: whole-file helpers that throw HarnessError naming the path.

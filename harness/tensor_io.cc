@@ -4,6 +4,7 @@
 #include <sstream>
 #include <utility>
 
+#include <ATen/Context.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 
@@ -62,6 +63,7 @@ RawTensor EncodeRawTensor(const at::Tensor& t, const std::string& name, const st
   raw.record.dtype = cpu.scalar_type();
   raw.record.sizes = cpu.sizes().vec();
   raw.record.strides = cpu.strides().vec();
+  raw.record.device = t.device().str();
   raw.record.file = file;
   raw.bytes.assign(static_cast<const char*>(contiguous.data_ptr()), contiguous.nbytes());
   return raw;
@@ -70,7 +72,7 @@ RawTensor EncodeRawTensor(const at::Tensor& t, const std::string& name, const st
 nlohmann::json TensorRecordToJson(const TensorRecord& record) {
   return {{"name", record.name},         {"dtype", ScalarTypeName(record.dtype)},
           {"sizes", record.sizes},       {"strides", record.strides},
-          {"device", "cpu"},             {"file", record.file}};
+          {"device", record.device},     {"file", record.file}};
 }
 
 TensorRecord TensorRecordFromJson(const nlohmann::json& j, const std::string& what) {
@@ -81,6 +83,10 @@ TensorRecord TensorRecordFromJson(const nlohmann::json& j, const std::string& wh
     r.dtype = ScalarTypeFromName(j.at("dtype").get<std::string>(), who);
     r.sizes = JsonInts(j.at("sizes"), who + " sizes");
     if (j.contains("strides") && !j.at("strides").is_null()) r.strides = JsonInts(j.at("strides"), who + " strides");
+    if (j.contains("device") && !j.at("device").is_null()) {
+      r.device = j.at("device").get<std::string>();
+      ParseDevice(r.device, who + " device");
+    }
     r.file = j.at("file").get<std::string>();
   } catch (const std::exception& e) {  // a JSON type error, or a checked getter's HarnessError
     throw HarnessError(what + ": malformed tensor record " + j.dump().substr(0, 200) +
@@ -160,6 +166,56 @@ at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
   } catch (const c10::Error&) {
     return contiguous;  // some other overlapping layout: the values, laid out contiguously
   }
+}
+
+at::Tensor ReadRawTensorOnDevice(const TensorRecord& record, const std::string& bytes, const std::string& what) {
+  return PlaceOnDevice(ReadRawTensor(record, bytes, what), record.device, what);
+}
+
+c10::Device ParseDevice(const std::string& device, const std::string& what) {
+  try {
+    return c10::Device(device);
+  } catch (const c10::Error& e) {
+    throw HarnessError(what + ": '" + device + "' is not a device; expected cpu, cuda or cuda:N (" +
+                       e.what_without_backtrace() + ")");
+  }
+}
+
+std::string DeviceUnavailable(const c10::Device& device) {
+  if (device.is_cpu()) return "";
+  if (device.is_cuda()) {
+    if (!at::hasCUDA()) {
+      return "this process has no CUDA device: the harness was built against a CPU-only torch (build with "
+             "--config=cuda) or no GPU is visible (CUDA_VISIBLE_DEVICES, the driver)";
+    }
+    const int64_t count = static_cast<int64_t>(at::getNumGPUs());
+    if (device.has_index() && device.index() >= count) {
+      return "this host has " + std::to_string(count) + " CUDA device(s), so no " + device.str() +
+             " (CUDA_VISIBLE_DEVICES may hide some)";
+    }
+    return "";
+  }
+  if (device.is_meta()) return "the meta device holds no values";
+  return std::string("the harness runs on cpu and cuda only, not ") + c10::DeviceTypeName(device.type(), true);
+}
+
+at::Tensor PlaceOnDevice(const at::Tensor& t, const std::string& device, const std::string& what) {
+  const c10::Device target = ParseDevice(device, what + " device");
+  if (!t.defined() || t.device() == target) return t;
+  const std::string why = DeviceUnavailable(target);
+  if (!why.empty()) {
+    throw HarnessError(what + ": recorded on " + target.str() + ", which this process cannot use: " + why);
+  }
+  try {
+    return t.to(target);
+  } catch (const c10::Error& e) {
+    throw HarnessError(what + ": cannot be moved to " + target.str() + ": " + e.what_without_backtrace());
+  }
+}
+
+bool SupportsFloat64(c10::DeviceType type) {
+  return type == c10::DeviceType::CPU || type == c10::DeviceType::CUDA || type == c10::DeviceType::XPU ||
+         type == c10::DeviceType::HIP;
 }
 
 at::Tensor CopyOf(const at::Tensor& t) {

@@ -1,7 +1,7 @@
 // TensorIo: dtype names <-> c10::ScalarType, and the harness' one raw tensor format.
 //
 // A raw tensor is its values in row-major order (the bytes of `t.contiguous()`) plus a
-// record {name, dtype, sizes, strides, file}. EncodeRawTensor writes it and ReadRawTensor
+// record {name, dtype, sizes, strides, device, file}. EncodeRawTensor writes it and ReadRawTensor
 // reads it: the recorded strides come back, so a transposed input stays transposed and an
 // expand output (stride 0) stays a broadcast view. Every writer in the harness (tensor
 // bundles, candidate archives) and every reader (packages, bundles) goes through these
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,7 @@ struct TensorRecord {
   c10::ScalarType dtype = c10::ScalarType::Float;
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
+  std::string device = "cpu";  // where the tensor lived when it was recorded ("cpu", "cuda:0")
   std::string file;
 };
 
@@ -42,7 +44,7 @@ struct RawTensor {
 };
 
 // EncodeRawTensor: `t` (any device, any layout) as a raw tensor named `name`, to be stored
-// as `file`. The record keeps t's strides.
+// as `file`. The record keeps t's strides and its device.
 RawTensor EncodeRawTensor(const at::Tensor& t, const std::string& name, const std::string& file);
 
 // StorageExtent: the elements of memory a layout reaches from its first element,
@@ -50,10 +52,34 @@ RawTensor EncodeRawTensor(const at::Tensor& t, const std::string& name, const st
 // Sizes and strides of the same length.
 std::optional<int64_t> StorageExtent(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 
-// ReadRawTensor builds a CPU tensor from `bytes` (contiguous data). Throws HarnessError
-// naming `what` when the byte count does not match dtype and sizes.
+// ReadRawTensor builds a CPU tensor from `bytes` (contiguous data), whatever the record's
+// device. Throws HarnessError naming `what` when the byte count does not match dtype and
+// sizes.
 at::Tensor ReadRawTensor(const TensorRecord& record, const std::string& bytes,
                          const std::string& what);
+
+// ReadRawTensorOnDevice: ReadRawTensor, then the tensor moved to the record's device (a
+// CUDA package's inputs come back on the GPU). Throws HarnessError naming `what` and the
+// device when this process cannot place a tensor there.
+at::Tensor ReadRawTensorOnDevice(const TensorRecord& record, const std::string& bytes,
+                                 const std::string& what);
+
+// ParseDevice: "cpu", "cuda", "cuda:1", ... as a c10::Device. Throws HarnessError naming
+// `what` for anything else.
+c10::Device ParseDevice(const std::string& device, const std::string& what);
+
+// DeviceUnavailable: why this process cannot place a tensor on `device`, or "" when it can
+// (the CPU always; CUDA when a CUDA build of torch is linked, a GPU is visible and the index
+// exists).
+std::string DeviceUnavailable(const c10::Device& device);
+
+// PlaceOnDevice: `t` on `device` (a no-op when it is there). Throws HarnessError naming
+// `what` when the device is unavailable.
+at::Tensor PlaceOnDevice(const at::Tensor& t, const std::string& device, const std::string& what);
+
+// SupportsFloat64: whether kernels of this device type compute in float64 (the CPU and
+// CUDA do; MPS does not), so the float64 reference can run there.
+bool SupportsFloat64(c10::DeviceType type);
 
 // The record as JSON ({"name", "dtype", "sizes", "strides", "device", "file"}) and back.
 // TensorRecordFromJson throws HarnessError naming `what` for a missing or mistyped field.

@@ -123,6 +123,51 @@ TEST(TensorIo, EncodeThenReadKeepsEveryLayout) {
   }
 }
 
+// The device travels with the record: written, read back, and honoured on reading.
+TEST(TensorIo, TheRecordKeepsTheDevice) {
+  const RawTensor raw = EncodeRawTensor(at::arange(6, at::kFloat), "x", "tensors/x.bin");
+  EXPECT_EQ(raw.record.device, "cpu");
+  TensorRecord rec = TensorRecordFromJson(TensorRecordToJson(raw.record), "x");
+  EXPECT_EQ(rec.device, "cpu");
+  EXPECT_TRUE(ReadRawTensorOnDevice(rec, raw.bytes, "x").device().is_cpu());
+
+  // A CUDA package's input, recorded on a GPU host and read here.
+  nlohmann::json j = TensorRecordToJson(raw.record);
+  j["device"] = "cuda:0";
+  rec = TensorRecordFromJson(j, "input 'x'");
+  EXPECT_EQ(rec.device, "cuda:0");
+  EXPECT_EQ(TensorRecordToJson(rec).at("device"), "cuda:0");
+  EXPECT_TRUE(ReadRawTensor(rec, raw.bytes, "x").device().is_cpu()) << "ReadRawTensor reads values on the CPU";
+  if (DeviceUnavailable(c10::Device("cuda:0")).empty()) {
+    EXPECT_TRUE(ReadRawTensorOnDevice(rec, raw.bytes, "input 'x'").is_cuda());
+  } else {
+    try {
+      ReadRawTensorOnDevice(rec, raw.bytes, "input 'x'");
+      FAIL() << "expected a HarnessError: this process has no CUDA";
+    } catch (const HarnessError& e) {
+      EXPECT_THAT(e.what(), AllOf(HasSubstr("input 'x': recorded on cuda:0"), HasSubstr("no CUDA device")));
+    }
+  }
+  // A record without a device is a CPU one (archives written before the field).
+  j.erase("device");
+  EXPECT_EQ(TensorRecordFromJson(j, "x").device, "cpu");
+}
+
+TEST(TensorIo, AnUnknownDeviceIsRefusedByName) {
+  nlohmann::json j = TensorRecordToJson(EncodeRawTensor(at::zeros({2}), "x", "tensors/x.bin").record);
+  j["device"] = "gpu0";
+  try {
+    TensorRecordFromJson(j, "bundle tensor 0");
+    FAIL() << "expected a HarnessError";
+  } catch (const HarnessError& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("bundle tensor 0"), HasSubstr("'gpu0' is not a device"),
+                                HasSubstr("expected cpu, cuda or cuda:N")));
+  }
+  EXPECT_THAT(DeviceUnavailable(c10::Device("meta")), HasSubstr("holds no values"));
+  EXPECT_TRUE(SupportsFloat64(c10::DeviceType::CUDA));
+  EXPECT_FALSE(SupportsFloat64(c10::DeviceType::MPS));
+}
+
 TEST(TensorIo, MalformedRecordNamesTheTensorAndTheExpectedShape) {
   try {
     TensorRecordFromJson(nlohmann::json{{"name", "x"}, {"dtype", "float32"}, {"sizes", "3"}}, "bundle tensor 0");

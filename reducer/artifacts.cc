@@ -78,7 +78,7 @@ std::string CommentBlock(const std::string& text, const std::string& prefix) {
 }
 
 std::string ReproPy(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
-                    const std::string& env) {
+                    const std::string& env, const std::string& device) {
   std::ostringstream py;
   py << "#!/usr/bin/env python3\n"
      << "# aoti_harness repro: " << r.failure_class << ", reduced from " << r.nodes_before << " to " << r.nodes_after
@@ -105,6 +105,8 @@ PROGRAM = os.path.join(HERE, "repro.pt2")
      << "ACCURACY = " << PyLiteral(spec.check.accuracy.mode == AccuracyMode::kStrict ? "strict" : "fp64") << "\n"
      << "TOLERANCE = " << spec.check.accuracy.tol << "\n"
      << "OP_LIBRARIES = json.loads(" << PyLiteral(json(spec.check.runner.op_libraries).dump()) << ")\n"
+     << "# The device the program, its weights and its inputs are on (the compiled model's).\n"
+     << "DEVICE = " << PyLiteral(device) << "\n"
      << R"PY(
 
 def load_libraries():
@@ -128,6 +130,10 @@ def observed(reason, message=""):
 
 
 def main():
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        print(f"repro.py: the repro runs on cuda, and this torch ({torch.__version__}) sees no CUDA device; "
+              "run it on a GPU host with a CUDA torch")
+        return 2
     load_libraries()
     ep = torch.export.load(PROGRAM)
     args, kwargs = ep.example_inputs
@@ -147,6 +153,8 @@ def main():
     if proc.returncode != 0:
         return observed("runtime error", proc.stderr)
     compiled = torch.load(outputs_path)
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
     with torch.no_grad():
         eager = ep.module()(*args, **kwargs)
         if ACCURACY == "strict":
@@ -265,7 +273,8 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
                     {"check_str", options.check_str},
                     {"accuracy", {{"mode", spec.check.accuracy.mode == AccuracyMode::kStrict ? "strict" : "fp64"},
                                   {"tolerance", spec.check.accuracy.tol}}},
-                    {"inductor_configs", json::parse(r.inductor_configs_json)}};
+                    {"inductor_configs", json::parse(r.inductor_configs_json)},
+                    {"device", original->DeviceType(spec.model)}};
   if (!spec.inputs.empty()) case_json["inputs"] = "original_inputs";
   WriteAtomically(out_dir + "/case.json", case_json.dump(1));
   if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
@@ -273,7 +282,12 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
     if (full && !archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
   }
   const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
-  WriteAtomically(out_dir + "/repro.py", ReproPy(r, spec, options, env));
+  std::string device = "cpu";
+  try {
+    device = Pt2Archive::Open(r.final_archive.empty() ? spec.package : r.final_archive)->DeviceType(spec.model);
+  } catch (const HarnessError&) {
+  }
+  WriteAtomically(out_dir + "/repro.py", ReproPy(r, spec, options, env, device));
   // graph.dot, the culprit marked (report.html draws it).
   WriteAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));
   // The Bazel form of the repro.
@@ -287,7 +301,11 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
     build << (first ? "" : ", ") << json(k).dump() << ": " << json(v.is_string() ? v.get<std::string>() : v.dump()).dump();
     first = false;
   }
-  build << "},\n)\n\naoti_model_test(\n    name = \"repro_test\",\n    srcs = [\"repro_test.cc\"],\n    package = \":repro\",\n)\n";
+  // A GPU repro builds and runs only with a GPU: tagged so that a build without one
+  // leaves it out (the harness' .bazelrc; bazel test --config=cuda runs it).
+  const std::string tags = device == "cpu" ? "" : "    tags = [\"requires-gpu\"],\n";
+  build << "},\n" << tags << ")\n\naoti_model_test(\n    name = \"repro_test\",\n    srcs = [\"repro_test.cc\"],\n    package = \":repro\",\n"
+        << tags << ")\n";
   WriteAtomically(out_dir + "/BUILD.bazel", build.str());
   WriteAtomically(out_dir + "/repro_test.cc",
                   "// aoti_harness repro: " + r.failure_class + ", " + std::to_string(r.nodes_after) +

@@ -75,6 +75,7 @@ void WriteCandidateArchive(const Pt2Archive& original, const std::string& model,
       manifest.seed = m->seed;
       manifest.torch_version = m->torch_version;
       manifest.torch_git_version = m->torch_git_version;
+      manifest.cuda_version = m->cuda_version;
     }
     manifest.model_name = model;
     manifest.inductor_configs_json = inductor_configs_json;

@@ -51,7 +51,9 @@ def read_inputs(path):
     tensors = []
     for rec in manifest["inputs"]:
         data = r.read_bytes(package_model.TENSOR_DIR + rec["file"])
-        tensors.append(package_model.read_raw_tensor(rec, data))
+        # On the device it was recorded on: a CUDA program compiles with CUDA inputs.
+        t = package_model.read_raw_tensor(rec, data)
+        tensors.append(package_model.on_recorded_device(t, rec, f"{path}: input"))
     return manifest, tensors
 
 

@@ -20,7 +20,9 @@ The model file contract (see README.md, "Model file contract"):
   example_inputs() -> tuple of positional args   required
   example_kwargs() -> dict                       optional
   dynamic_shapes() -> dynamic_shapes for export  optional
-Both make_model and example_inputs run after torch.manual_seed(--seed).
+Both make_model and example_inputs run after torch.manual_seed(--seed). With --device
+(cuda, cuda:1), the model and its tensor inputs are moved there before the eager run and
+the export, so the package is compiled for that device; each input's device is recorded.
 """
 
 import argparse
@@ -96,7 +98,39 @@ def load_model_file(path):
     return module
 
 
-def build_case(module, path, seed, model_kwargs=None, dtype=None):
+DEVICE_RE = re.compile(r"^(cpu|cuda|xpu|mps|meta)(:[0-9]+)?$")
+
+
+def check_device(device, what):
+    """torch.device(device) when this process can place tensors there; else ContractError
+    naming `what`, the device, and why."""
+    import torch
+
+    if not isinstance(device, str) or not DEVICE_RE.match(device):
+        raise ContractError(f"{what}: {device!r} is not a device; expected cpu, cuda or cuda:N")
+    d = torch.device(device)
+    if d.type == "cuda":
+        if not torch.cuda.is_available():
+            why = ("this torch is a CPU-only build" if torch.version.cuda is None
+                   else "no GPU is visible (CUDA_VISIBLE_DEVICES, the driver)")
+            raise ContractError(f"{what}: {device!r}, and this process cannot use CUDA: {why} "
+                                f"(torch {torch.__version__}); build CUDA packages on a GPU host with a CUDA torch")
+        if d.index is not None and d.index >= torch.cuda.device_count():
+            raise ContractError(f"{what}: {device!r}, and this host has {torch.cuda.device_count()} CUDA device(s)")
+    elif d.type not in ("cpu",):
+        raise ContractError(f"{what}: {device!r}: the harness runs on cpu and cuda only")
+    return d
+
+
+def on_recorded_device(t, rec, what):
+    """t (read on the CPU by read_raw_tensor) on the device its record names."""
+    device = rec.get("device") or "cpu"
+    if device == "cpu":
+        return t
+    return t.to(check_device(device, f"{what} {rec.get('name', '')!r} was recorded on"))
+
+
+def build_case(module, path, seed, model_kwargs=None, dtype=None, device=None):
     import torch
 
     torch.manual_seed(seed)
@@ -125,6 +159,12 @@ def build_case(module, path, seed, model_kwargs=None, dtype=None):
         cast = lambda t: t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
         args = [cast(a) for a in args]
         kwargs = {k: cast(v) for k, v in kwargs.items()}
+    if device is not None:
+        # The model and its tensor inputs on the package's device (its weights, buffers).
+        model = model.to(device)
+        move = lambda t: t.to(device) if isinstance(t, torch.Tensor) else t
+        args = [move(a) for a in args]
+        kwargs = {k: move(v) for k, v in kwargs.items()}
     return model, tuple(args), kwargs, dyn
 
 
@@ -229,7 +269,7 @@ def merge_archives(out_path, sources, records, workdir):
 MANIFEST_FIELDS = {"format": str, "model_name": str, "compile": dict, "inputs": list, "eager_outputs": list}
 MANIFEST_OPTIONAL = {
     "model_file": str, "seed": int, "torch_version": str, "torch_git_version": str, "inductor_configs": dict,
-    "export": dict, "eager_fp64_outputs": list, "reduced_from": str,
+    "export": dict, "eager_fp64_outputs": list, "reduced_from": str, "cuda_version": str,
 }
 # A tensor record: dtype, sizes and file required; name, strides (row-major when absent)
 # and device optional, as TensorRecordFromJson has them.
@@ -250,6 +290,9 @@ def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=
         "seed": seed,
         "torch_version": torch.__version__,
         "torch_git_version": getattr(torch.version, "git_version", "unknown"),
+        # The CUDA runtime the compiled model links ("" for a CPU torch): the harness'
+        # preflight checks it against its own runtime and the host's driver.
+        "cuda_version": torch.version.cuda or "",
         "inductor_configs": dict(inductor_configs or {}),
         "export": {"strict": strict_export, "dynamic_shapes": dynamic_shapes, "from_program": from_program},
         "compile": compile_record,
@@ -288,6 +331,9 @@ def check_manifest(m, what):
             for key, kind in TENSOR_RECORD_OPTIONAL.items():
                 if key in rec and not isinstance(rec[key], kind):
                     raise ContractError(f"{what}: package.json {group}[{k}] field {key!r} has the wrong type")
+            if "device" in rec and not DEVICE_RE.match(rec["device"]):
+                raise ContractError(f"{what}: package.json {group}[{k}] device {rec['device']!r}: expected cpu, "
+                                    "cuda or cuda:N")
     return m
 
 
@@ -404,6 +450,10 @@ def package(args):
             try:
                 ep = torch.export.load(args.program)
             except Exception as e:
+                if "cuda" in str(e).lower() and not torch.cuda.is_available():
+                    raise ContractError(f"--program {args.program!r}: the program was exported on CUDA, and this "
+                                        f"process cannot use CUDA (torch {torch.__version__}); compile it on a GPU "
+                                        f"host: {type(e).__name__}: {e}") from e
                 raise ContractError(f"--program {args.program!r}: torch.export.load failed: {type(e).__name__}: {e}") from e
             if ep.example_inputs is None:
                 raise ContractError(f"--program {args.program!r}: the archive has no sample inputs (data/sample_inputs/)")
@@ -418,7 +468,8 @@ def package(args):
                     raise ContractError(f"--dtype {args.dtype!r}: expected a floating dtype such as bfloat16")
             model_kwargs = {k: parse_config_value(v) if isinstance(v, str) else v
                             for k, v in json.loads(args.model_kwargs).items()}
-            model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed, model_kwargs, dtype)
+            device = check_device(args.device, "--device") if args.device else None
+            model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed, model_kwargs, dtype, device)
             model.eval()
 
         log(f"eager run of {source}")
@@ -516,6 +567,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--model-kwargs", default="{}", help="JSON object of keyword arguments for make_model()")
     p.add_argument("--dtype", default="", help="cast the model and its floating inputs to this dtype (e.g. bfloat16)")
+    p.add_argument("--device", default="", help="move the model and its inputs to this device first (cuda, cuda:1)")
     p.add_argument("--load-library", action="append", default=[],
                    help="shared library of custom operators to load before the model file")
     args = p.parse_args(argv)

@@ -3,15 +3,33 @@
 A model repository that depends on aoti_harness calls `aoti_harness_dependencies()` from
 its WORKSPACE after declaring `local_repository(name = "aoti_harness", ...)`.
 
-- `@torch`: libtorch (headers, libtorch.so, libtorch_cpu.so, libc10.so) and the Python
-  interpreter of the project's virtualenv, both found by asking that Python for
-  `torch.__path__`.
+- `@torch`: libtorch (headers, libtorch.so, libtorch_cpu.so, libc10.so, and with a CUDA
+  build of torch libtorch_cuda.so and libc10_cuda.so) and the Python interpreter of the
+  project's virtualenv, both found by asking that Python for `torch.__path__`. With
+  `--repo_env=AOTI_TORCH=cuda` (`bazel build --config=cuda`) it is the CUDA virtualenv's
+  torch instead (`AOTI_CUDA_PYTHON`, else ~/.cache/aoti_harness/venv-cuda, made by
+  `bash tools/setup.sh --cuda`), and a CPU-only torch there is an error.
 - `@system_libs`: GoogleTest, GoogleMock, gflags, glog and nlohmann-json from Debian.
 """
 
 _SETUP_HINT = "Run `bash tools/setup.sh` in the aoti_harness checkout (it creates ~/.cache/aoti_harness/venv with torch==2.13.0), or point AOTI_PYTHON at a Python that has torch."
 
+_CUDA_HINT = "Run `bash tools/setup.sh --cuda` in the aoti_harness checkout (it creates ~/.cache/aoti_harness/venv-cuda with a CUDA build of torch), or point AOTI_CUDA_PYTHON at a Python whose torch is a CUDA build."
+
+def _wants_cuda(rctx):
+    variant = rctx.os.environ.get("AOTI_TORCH", "cpu")
+    if variant not in ["cpu", "cuda"]:
+        fail("aoti_harness: AOTI_TORCH=%s: expected cpu (the default) or cuda" % variant)
+    return variant == "cuda"
+
 def _candidate_pythons(rctx):
+    if _wants_cuda(rctx):
+        env = rctx.os.environ.get("AOTI_CUDA_PYTHON", "")
+        if env:
+            return [env], "AOTI_CUDA_PYTHON"
+        home = rctx.os.environ.get("HOME", "")
+        cache = rctx.os.environ.get("XDG_CACHE_HOME", home + "/.cache")
+        return [cache + "/aoti_harness/venv-cuda/bin/python"], "AOTI_TORCH=cuda: the CUDA virtualenv"
     env = rctx.os.environ.get("AOTI_PYTHON", "")
     if env:
         return [env], "AOTI_PYTHON"
@@ -46,15 +64,24 @@ def _torch_repository_impl(rctx):
         if rctx.path(c).exists:
             python = c
             break
+    hint = _CUDA_HINT if _wants_cuda(rctx) else _SETUP_HINT
     if python == None:
-        fail("aoti_harness: no Python found (looked for %s via %s). %s" % (", ".join(cands), origin, _SETUP_HINT))
+        fail("aoti_harness: no Python found (looked for %s via %s). %s" % (", ".join(cands), origin, hint))
     res = rctx.execute([python, "-c", _PROBE], timeout = 300, quiet = True)
     if res.return_code != 0:
         fail("aoti_harness: `%s` cannot import torch:\n%s\n%s" % (python, res.stderr[-2000:], _SETUP_HINT))
     info = json.decode(res.stdout.strip().splitlines()[-1])
     torch_dir = info["torch_dir"]
     lib = torch_dir + "/lib"
-    for so in ["libtorch.so", "libtorch_cpu.so", "libc10.so"]:
+    if _wants_cuda(rctx) and not info["cuda"]:
+        fail("aoti_harness: AOTI_TORCH=cuda (--config=cuda), and torch %s at %s is a CPU-only build. %s" % (info["version"], torch_dir, _CUDA_HINT))
+    # A CUDA build of torch: libtorch_cuda registers the CUDA AOTI runner and the CUDA
+    # kernels, so it is linked explicitly (with --no-as-needed, as nothing names it). A
+    # CUDA torch is linked by -l and the absolute rpath only, with no Bazel sources:
+    # loaded through Bazel's _solib symlinks, the libraries' $ORIGIN-relative runpaths
+    # would miss the wheel's nvidia/*/lib folders (libtorch_nvshmem, cuDNN, ...).
+    cuda_libs = ["libtorch_cuda.so", "libc10_cuda.so"] if info["cuda"] else []
+    for so in ["libtorch.so", "libtorch_cpu.so", "libc10.so"] + cuda_libs:
         if not rctx.path(lib + "/" + so).exists:
             fail("aoti_harness: %s/%s is missing; the torch install at %s has no libtorch. %s" % (lib, so, torch_dir, _SETUP_HINT))
     rctx.symlink(torch_dir + "/include", "include")
@@ -110,19 +137,24 @@ cc_library(
         "-ltorch",
         "-ltorch_cpu",
         "-lc10",
-    ],
-    srcs = ["lib/libtorch.so", "lib/libtorch_cpu.so", "lib/libc10.so"],
+    ] + {cuda_linkopts},
+    srcs = {srcs},
 )
 
 filegroup(
     name = "python_tool",
     srcs = ["python"],
 )
-""".format(lib = lib, abi = abi))
+""".format(
+        lib = lib,
+        abi = abi,
+        cuda_linkopts = repr(["-l" + so[3:-3] for so in cuda_libs]),
+        srcs = repr([] if cuda_libs else ["lib/libtorch.so", "lib/libtorch_cpu.so", "lib/libc10.so"]),
+    ))
 
 torch_repository = repository_rule(
     implementation = _torch_repository_impl,
-    environ = ["AOTI_PYTHON", "CXX", "HOME", "XDG_CACHE_HOME"],
+    environ = ["AOTI_PYTHON", "AOTI_TORCH", "AOTI_CUDA_PYTHON", "CXX", "HOME", "XDG_CACHE_HOME"],
     local = True,
     doc = "libtorch and the Python interpreter from the project's torch install.",
 )

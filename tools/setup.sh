@@ -9,12 +9,27 @@
 #     and transformers==5.23.0 (the real-model corpus; nothing is downloaded from a hub).
 #     It lives outside the checkout so that every clone shares it, and Bazel's disk cache
 #     (keyed on the interpreter's path) stays warm across clones.
+#   - With --cuda, also a second virtualenv at $AOTI_CUDA_VENV (default:
+#     ~/.cache/aoti_harness/venv-cuda) with a CUDA build of torch ($CUDA_TORCH_VERSION,
+#     CUDA 13, about 5.4 GB) for `bazel build --config=cuda`. CI and the default build
+#     never need it.
 # Exits non-zero with a message naming what is missing when it cannot install.
 set -euo pipefail
+
+WITH_CUDA=0
+for arg in "$@"; do
+  case "$arg" in
+    --cuda) WITH_CUDA=1 ;;
+    *) echo "[setup] ERROR: unknown argument '$arg'; expected --cuda or nothing" >&2; exit 2 ;;
+  esac
+done
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${AOTI_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/venv}"
 TORCH_VERSION="2.13.0"
+CUDA_VENV="${AOTI_CUDA_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/venv-cuda}"
+# The CUDA build of torch for --config=cuda: PyPI's default build (CUDA 13).
+CUDA_TORCH_VERSION="2.14.1"
 # The real-model corpus (testdata/real) builds small random transformers models.
 TRANSFORMERS_VERSION="5.23.0"
 # clang and its runtimes: the reader fuzzers (libFuzzer, ASan, UBSan; tools/fuzz.sh).
@@ -68,3 +83,18 @@ if [ "$have_tf" != "$TRANSFORMERS_VERSION" ]; then
     || die "pip could not install transformers==$TRANSFORMERS_VERSION into $VENV"
 fi
 log "ready: bazel $(dpkg-query -W -f='${Version}' bazel-bootstrap 2>/dev/null), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)'), transformers $TRANSFORMERS_VERSION in $VENV"
+
+if [ "$WITH_CUDA" = 1 ]; then
+  if [ ! -x "$CUDA_VENV/bin/python" ]; then
+    log "creating virtualenv $CUDA_VENV (CUDA torch)"
+    "$PY" -m venv "$CUDA_VENV" || die "could not create virtualenv at $CUDA_VENV"
+  fi
+  have_cuda="$("$CUDA_VENV/bin/python" -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>/dev/null || true)"
+  have_cuda_version="${have_cuda%% *}"
+  if [ "${have_cuda_version%%+*}" != "$CUDA_TORCH_VERSION" ] || [ "${have_cuda##* }" = None ]; then
+    log "installing torch==$CUDA_TORCH_VERSION (CUDA build) into $CUDA_VENV (found: ${have_cuda:-none})"
+    "$CUDA_VENV/bin/python" -m pip install -q --disable-pip-version-check "torch==$CUDA_TORCH_VERSION" numpy \
+      || die "pip could not install torch==$CUDA_TORCH_VERSION into $CUDA_VENV"
+  fi
+  log "ready for --config=cuda: torch $("$CUDA_VENV/bin/python" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)') in $CUDA_VENV"
+fi
