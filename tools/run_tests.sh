@@ -11,5 +11,10 @@ if (($#)); then
   exit
 fi
 bazel_cmd test //...
+# The GPU targets (tags = ["requires-gpu"]) are left out without --config=cuda; say which.
+gpu_targets="$(bazel_cmd query 'attr(tags, requires-gpu, tests(//...))' 2>/dev/null | tr '\n' ' ' || true)"
+if [ -n "$gpu_targets" ]; then
+  echo "run_tests: skipped (requires-gpu; bazel test --config=cuda on a GPU host, or bash tools/gpu_check.sh): $gpu_targets"
+fi
 bash "$AOTI_ROOT/tools/fuzz.sh" --seconds "${AOTI_FUZZ_SECONDS:-10}"
 bash "$AOTI_ROOT/tools/real_models.sh"
