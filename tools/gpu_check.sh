@@ -171,9 +171,11 @@ run_repro() {  # python repro.py in the repro of package $1's test, if there is 
   set -e
   echo "$rc" > "$OUT/test_$1/repro_rc"
 }
-# At once on a machine with the cores for it (each test runs its own compile server).
+# At once on a machine with the cores for it (each test runs its own compile server);
+# AOTI_GPU_CHECK_AT_ONCE=1 or 0 decides instead.
 t0=$(date +%s)
-if (( $(nproc) >= 8 )); then
+at_once="${AOTI_GPU_CHECK_AT_ONCE:-$(( $(nproc) >= 8 ? 1 : 0 ))}"
+if [ "$at_once" = 1 ]; then
   for m in "${MODELS[@]}"; do run_test "$m" & done; wait
   log "ran ${#MODELS[@]} model tests at once in $(( $(date +%s) - t0 ))s"
   for m in "${MODELS[@]}"; do [ "$m" = healthy ] || run_repro "$m" & done; wait
