@@ -201,5 +201,4 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
   return r;
 }
 
-
 }  // namespace aoti

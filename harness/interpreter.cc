@@ -193,9 +193,7 @@ ArgPlan PlanArgument(const json& arg, bool fp64, const std::string& what) {
   } else if (key == "as_layout") {
     p.constant = c10::IValue(LayoutFromSchema(JsonInt32(v, what), what));
   } else if (key == "as_device") {
-    std::string dev = v.at("type").get<std::string>();
-    if (v.contains("index") && v.at("index").is_number()) dev += ":" + std::to_string(JsonInt32(v.at("index"), what));
-    p.constant = c10::IValue(c10::Device(dev));
+    p.constant = c10::IValue(c10::Device(DeviceNameFromSchema(v, what)));
   } else if (key == "as_complex") {
     p.constant = c10::IValue(c10::complex<double>(JsonDouble(v.at("real"), what), JsonDouble(v.at("imag"), what)));
   } else {
@@ -443,8 +441,8 @@ Interpreter::~Interpreter() = default;
 Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions options)
     : program_(std::move(program)), state_(std::move(state)), options_(options) {
   // Weights and constants re-made through one copy of each storage they share (tied
-  // weights, a buffer and its view), so they stay tied: `remake` turns a storage's flat
-  // view into its new flat tensor, or returns it undefined to leave that tensor alone.
+  // weights, a buffer and its view), so they stay tied: each tensor `applies` to is
+  // re-made, `remake` turning its storage's flat view into the new flat tensor.
   auto rebase = [&](const std::function<bool(const at::Tensor&)>& applies,
                     const std::function<at::Tensor(const at::Tensor&)>& remake) {
     std::map<const c10::StorageImpl*, at::Tensor> made;  // storage -> its new flat copy

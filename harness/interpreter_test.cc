@@ -13,10 +13,10 @@
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/ones.h>
-#include <caffe2/serialize/inline_container.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/archive_rewrite.h"
 #include "harness/errors.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_io.h"
@@ -324,23 +324,11 @@ TEST(SchemaCoercion, IntegerLiteralForAFloatArgument) {
   EXPECT_TRUE(at::equal(as_int[0], as_float[0]));
 }
 
-// CopyArchive: `archive` rewritten to `path`; edit(name, &data) returns false to drop a record.
-void CopyArchive(const Pt2Archive& archive, const std::string& path,
-                 const std::function<bool(const std::string&, std::string*)>& edit) {
-  caffe2::serialize::PyTorchStreamWriter w(path);
-  for (const auto& rec : archive.Records()) {
-    if (rec == ".data/version" || rec == "byteorder" || rec == ".data/serialization_id") continue;  // the writer's own
-    std::string data = archive.ReadRecord(rec);
-    if (edit(rec, &data)) w.writeRecord(rec, data.data(), data.size());
-  }
-  w.writeEndOfFile();
-}
-
 TEST_F(BadProgram, MissingWeightFileInArchive) {
   // A copy of the archive without one weight's data: its config still points at it.
   std::string dropped;
   const std::string copy = std::string(std::getenv("TEST_TMPDIR")) + "/missing_weight.pt2";
-  CopyArchive(*archive_, copy, [&](const std::string& rec, std::string*) {
+  RewriteArchive(*archive_, copy, [&](const std::string& rec, std::string*) {
     if (!dropped.empty() || rec.rfind("data/weights/weight_", 0) != 0) return true;
     dropped = rec;
     return false;
@@ -359,7 +347,7 @@ TEST_F(BadProgram, MissingWeightFileInArchive) {
 // reached libtorch's as_strided, whose error was not a HarnessError.
 TEST_F(BadProgram, NegativeStorageOffsetIsRefusedWithTheWeightsName) {
   const std::string copy = std::string(std::getenv("TEST_TMPDIR")) + "/negative_offset.pt2";
-  CopyArchive(*archive_, copy, [&](const std::string& rec, std::string* data) {
+  RewriteArchive(*archive_, copy, [&](const std::string& rec, std::string* data) {
     if (rec == "data/weights/model_weights_config.json") {
       nlohmann::json config = nlohmann::json::parse(*data);
       config["config"].begin().value()["tensor_meta"]["storage_offset"] = {{"as_int", -1}};

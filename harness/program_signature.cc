@@ -1,8 +1,20 @@
 #include "harness/program_signature.h"
 
 #include "harness/errors.h"
+#include "harness/json_util.h"
 
 namespace aoti {
+
+std::string DeviceNameFromSchema(const nlohmann::json& device, const std::string& what) {
+  if (!device.is_object() || !device.contains("type") || !device.at("type").is_string()) {
+    throw HarnessError(what + ": malformed device " + device.dump() + "; expected {\"type\": ..., \"index\": ...}");
+  }
+  std::string name = device.at("type").get<std::string>();
+  if (device.contains("index") && device.at("index").is_number()) {
+    name += ":" + std::to_string(JsonInt32(device.at("index"), what + " device index"));
+  }
+  return name;
+}
 
 c10::ScalarType ScalarTypeFromSchema(int code, const std::string& what) {
   switch (code) {

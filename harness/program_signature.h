@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <c10/core/ScalarType.h>
+#include <nlohmann/json.hpp>
 
 namespace aoti {
 
@@ -48,5 +49,10 @@ ProgramSignature ParseProgramSignature(const std::string& json_text, const std::
 
 // ScalarTypeFromSchema maps the export schema's dtype enum to c10::ScalarType.
 c10::ScalarType ScalarTypeFromSchema(int code, const std::string& what);
+
+// DeviceNameFromSchema: the export schema's Device {"type": "cuda", "index": 0} as a
+// device name ("cuda:0"; "cpu" for {"type": "cpu", "index": null}). Throws HarnessError
+// naming `what` when it is not such an object.
+std::string DeviceNameFromSchema(const nlohmann::json& device, const std::string& what);
 
 }  // namespace aoti

@@ -50,16 +50,9 @@ void LoadPayload(const Pt2Archive& archive, const std::string& dir, const std::s
       }
       const json& tm = meta.at("tensor_meta");
       // The device it was exported on (a CUDA model's weights on the GPU).
-      std::string device = "cpu";
-      if (!device_override.empty()) {
-        device = device_override;
-      } else if (tm.contains("device") && tm.at("device").is_object()) {
-        const json& d = tm.at("device");
-        device = d.value("type", "cpu");
-        if (d.contains("index") && d.at("index").is_number_integer()) {
-          device += ":" + std::to_string(d.at("index").get<int64_t>());
-        }
-      }
+      const std::string device = !device_override.empty() ? device_override
+                                 : tm.contains("device") ? DeviceNameFromSchema(tm.at("device"), what)
+                                                         : "cpu";
       auto it = storages.find({file, device});
       if (it == storages.end()) {
         const std::string bytes = archive.ReadRecord(file);

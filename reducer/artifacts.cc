@@ -262,6 +262,8 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   MakeDirs(out_dir + "/checkpoints");
   if (full) CopyFile(spec.package, out_dir + "/original.pt2");
   auto original = Pt2Archive::Open(spec.package);
+  // The original's device is the repro's: candidates keep each input's device.
+  const std::string device = original->DeviceType(spec.model);
   if (!spec.inputs.empty()) {
     MakeDirs(out_dir + "/original_inputs");
     WriteTensorBundle(out_dir + "/original_inputs", spec.inputs);
@@ -274,7 +276,7 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
                     {"accuracy", {{"mode", spec.check.accuracy.mode == AccuracyMode::kStrict ? "strict" : "fp64"},
                                   {"tolerance", spec.check.accuracy.tol}}},
                     {"inductor_configs", json::parse(r.inductor_configs_json)},
-                    {"device", original->DeviceType(spec.model)}};
+                    {"device", device}};
   if (!spec.inputs.empty()) case_json["inputs"] = "original_inputs";
   WriteAtomically(out_dir + "/case.json", case_json.dump(1));
   if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
@@ -282,11 +284,6 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
     if (full && !archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
   }
   const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
-  std::string device = "cpu";
-  try {
-    device = Pt2Archive::Open(r.final_archive.empty() ? spec.package : r.final_archive)->DeviceType(spec.model);
-  } catch (const HarnessError&) {
-  }
   WriteAtomically(out_dir + "/repro.py", ReproPy(r, spec, options, env, device));
   // graph.dot, the culprit marked (report.html draws it).
   WriteAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));

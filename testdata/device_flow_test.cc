@@ -19,12 +19,12 @@
 #include <string>
 
 #include <ATen/ATen.h>
-#include <caffe2/serialize/inline_container.h>
 #include <gflags/gflags.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/archive_rewrite.h"
 #include "harness/check.h"
 #include "harness/errors.h"
 #include "harness/flags.h"
@@ -61,28 +61,24 @@ std::string Read(const fs::path& p) {
 std::string AsCudaPackage(const std::string& package) {
   auto archive = Pt2Archive::Open(package);
   const std::string copy = std::string(std::getenv("TEST_TMPDIR")) + "/mlp_cuda.pt2";
-  caffe2::serialize::PyTorchStreamWriter w(copy);
-  for (const auto& rec : archive->Records()) {
-    if (rec == ".data/version" || rec == "byteorder" || rec == ".data/serialization_id") continue;
-    std::string data = archive->ReadRecord(rec);
+  RewriteArchive(*archive, copy, [](const std::string& rec, std::string* data) {
     if (EndsWith(rec, "_metadata.json")) {
-      json j = json::parse(data);
+      json j = json::parse(*data);
       j["AOTI_DEVICE_KEY"] = "cuda";
       j["AOTI_COMPUTE_CAPABILITY"] = "90";
-      data = j.dump();
+      *data = j.dump();
     } else if (rec == "extra/aoti_harness/package.json") {
-      json j = json::parse(data);
+      json j = json::parse(*data);
       for (auto& t : j["inputs"]) t["device"] = "cuda:0";
       j["cuda_version"] = "13.0";
-      data = j.dump(1);
+      *data = j.dump(1);
     } else if (EndsWith(rec, "_weights_config.json") || EndsWith(rec, "_constants_config.json")) {
-      json j = json::parse(data);
+      json j = json::parse(*data);
       for (auto& [fqn, meta] : j["config"].items()) meta["tensor_meta"]["device"] = {{"type", "cuda"}, {"index", 0}};
-      data = j.dump();
+      *data = j.dump();
     }
-    w.writeRecord(rec, data.data(), data.size());
-  }
-  w.writeEndOfFile();
+    return true;
+  });
   return copy;
 }
 

@@ -10,13 +10,13 @@
 #include <string>
 
 #include <ATen/ATen.h>
-#include <caffe2/serialize/inline_container.h>
 #include <gflags/gflags.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/archive_rewrite.h"
 #include "harness/flags.h"
 #include "harness/pt2_archive.h"
 #include "harness/triage.h"
@@ -62,18 +62,14 @@ const Diagnosis& First(const CheckReport& r) {
 std::string WithDevice(const std::string& package, const std::string& device) {
   auto archive = Pt2Archive::Open(package);
   const std::string copy = std::string(std::getenv("TEST_TMPDIR")) + "/compiled_for_" + device + ".pt2";
-  caffe2::serialize::PyTorchStreamWriter w(copy);
-  for (const auto& rec : archive->Records()) {
-    if (rec == ".data/version" || rec == "byteorder" || rec == ".data/serialization_id") continue;
-    std::string data = archive->ReadRecord(rec);
+  RewriteArchive(*archive, copy, [&](const std::string& rec, std::string* data) {
     if (rec.size() > 14 && rec.compare(rec.size() - 14, 14, "_metadata.json") == 0) {
-      nlohmann::json j = nlohmann::json::parse(data);
+      nlohmann::json j = nlohmann::json::parse(*data);
       j["AOTI_DEVICE_KEY"] = device;
-      data = j.dump();
+      *data = j.dump();
     }
-    w.writeRecord(rec, data.data(), data.size());
-  }
-  w.writeEndOfFile();
+    return true;
+  });
   return copy;
 }
 

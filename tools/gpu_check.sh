@@ -140,7 +140,7 @@ package_s=$(( $(date +%s) - t0 ))
 log "packaged ${#MODELS[@]} models in ${package_s}s"
 
 # 3. The generic model test on each, reducing what fails; then each repro's repro.py.
-summary() {  # summary.json field, or "-" (lists joined, seconds to one decimal)
+summary() {  # a field of a JSON file (summary.json, case.json), or "-" (lists joined, seconds to one decimal)
   "$PY" -c '
 import json, sys
 v = json.load(open(sys.argv[1])).get(sys.argv[2], "-")
@@ -194,10 +194,11 @@ for m in "${MODELS[@]}"; do
   seconds="$(cat "$outputs/seconds" 2>/dev/null || echo '?')"
   case_json="$(find "$outputs" -name case.json -path '*aoti*' -not -path '*/repro/*' | head -n 1)"
   cls="passes" case_device="-"
-  if [ -n "$case_json" ]; then
-    case_device="$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("device", "?"))' "$case_json" 2>/dev/null || echo "?")"
+  [ -z "$case_json" ] || case_device="$(summary "$case_json" device)"
+  if [ "$rc" != 0 ]; then
+    cls="rc $rc, no case"
+    [ -z "$case_json" ] || cls="$(summary "$case_json" failure_class)"
   fi
-  [ "$rc" = 0 ] || cls="$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["failure_class"])' "$case_json" 2>/dev/null || echo "rc $rc, no case")"
   repro="$(find "$outputs" -name summary.json -path '*/repro/*' | head -n 1)"
   before="-" after="-" culprit="-" compiles="-" reduce_s="-" repro_py="-"
   verdict="ok"
