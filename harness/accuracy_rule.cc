@@ -13,6 +13,8 @@
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/where.h>
 
+#include "harness/errors.h"
+
 namespace aoti {
 namespace {
 
@@ -69,6 +71,22 @@ void Stats(const at::Tensor& compiled, const at::Tensor& eager, const at::Tensor
 
 }  // namespace
 
+std::string AccuracyModeName(AccuracyMode mode) {
+  switch (mode) {
+    case AccuracyMode::kFp64Rmse: return "fp64";
+    case AccuracyMode::kStrict: return "strict";
+    case AccuracyMode::kAssertClose: return "assert_close";
+  }
+  return "fp64";
+}
+
+AccuracyMode ParseAccuracyMode(const std::string& name, const std::string& what) {
+  for (AccuracyMode m : {AccuracyMode::kFp64Rmse, AccuracyMode::kStrict, AccuracyMode::kAssertClose}) {
+    if (name == AccuracyModeName(m)) return m;
+  }
+  throw HarnessError(what + " is '" + name + "'; expected fp64, strict or assert_close");
+}
+
 std::pair<double, double> AssertCloseTolerances(c10::ScalarType dtype) {
   switch (dtype) {
     case c10::ScalarType::Half: return {1e-3, 1e-5};
@@ -119,7 +137,15 @@ TensorComparison CompareOutputs(const at::Tensor& compiled_any, const at::Tensor
   const bool non_fp = !floating && !c10::isComplexType(type);  // integers and bool
   const bool exact = non_fp && options.exact_non_fp;
   double rtol = exact ? 0.0 : options.tol, atol = rtol;
-  if (options.mode == AccuracyMode::kAssertClose) std::tie(rtol, atol) = AssertCloseTolerances(type);
+  if (options.mode == AccuracyMode::kAssertClose) {
+    std::tie(rtol, atol) = AssertCloseTolerances(type);
+    // The test's own tolerances apply to floating outputs; integers and bool stay exact,
+    // as assert_close compares them.
+    if (floating || c10::isComplexType(type)) {
+      if (options.rtol >= 0) rtol = options.rtol;
+      if (options.atol >= 0) atol = options.atol;
+    }
+  }
   TensorComparison c = CompareElements(compiled, eager, fp64, rtol, atol);
   if (!c.reason.empty()) return c;  // dtype or shape mismatch
   if (non_fp && options.ignore_non_fp) {

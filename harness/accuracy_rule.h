@@ -19,7 +19,7 @@
 // on over 10,000 generated cases.
 //
 // Strict mode is allclose only. kAssertClose uses torch.testing.assert_close's
-// per-dtype defaults (rtol, atol) instead of tol.
+// per-dtype defaults (rtol, atol) instead of tol, or the test's own rtol and atol.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +43,17 @@ struct AccuracyOptions {
   // Compare bool and integer outputs exactly. Off by default: upstream's same() allows
   // allclose at tol for them too (|eager - compiled| <= tol + tol * |compiled|).
   bool exact_non_fp = false;
+  // kAssertClose only: the test's own tolerances, as torch.testing.assert_close(rtol=,
+  // atol=) takes them; negative: that dtype's default (AssertCloseTolerances).
+  double rtol = -1, atol = -1;
 };
+
+// AccuracyModeName: the one spelling of a mode (fp64, strict, assert_close), used by the
+// flags, case.json, repro.py and messages alike.
+std::string AccuracyModeName(AccuracyMode mode);
+// ParseAccuracyMode: the inverse; throws HarnessError naming `what` (a flag, a file's
+// field) and the spellings there are.
+AccuracyMode ParseAccuracyMode(const std::string& name, const std::string& what);
 
 // AssertCloseTolerances: torch.testing.assert_close's default (rtol, atol) for a dtype.
 std::pair<double, double> AssertCloseTolerances(c10::ScalarType dtype);

@@ -4,14 +4,21 @@
 // process; the parent reads the signal from its exit status.
 //
 //   aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]...
+//
+// It also tells which operator namespaces a library of custom operators registers, by
+// loading it here, where no test has linked it (result.json "namespaces"):
+//
+//   aoti_runner --namespaces_of SO --outputs DIR
 #include <cstdio>
 #include <dlfcn.h>
 
 #include <cstring>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/compiled_model.h"
@@ -23,8 +30,15 @@ namespace {
 
 int Usage(const std::string& problem) {
   std::cerr << "aoti_runner: " << problem
-            << "\nusage: aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]...\n";
+            << "\nusage: aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]...\n"
+            << "       aoti_runner --namespaces_of SO --outputs DIR\n";
   return 64;
+}
+
+std::set<std::string> OperatorNames() {
+  std::set<std::string> names;
+  for (const auto& op : c10::Dispatcher::singleton().getAllOpNames()) names.insert(op.name);
+  return names;
 }
 
 }  // namespace
@@ -33,7 +47,7 @@ int main(int argc, char** argv) {
   // Line-buffered: what the compiled model prints (AOTI's kernel-name printer among it)
   // reaches the log even when the model then dies of a signal.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  std::string package, model = "model", inputs, outputs;
+  std::string package, model = "model", inputs, outputs, namespaces_of;
   std::vector<std::string> libraries;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -44,9 +58,13 @@ int main(int argc, char** argv) {
     else if (arg == "--inputs") inputs = value;
     else if (arg == "--outputs") outputs = value;
     else if (arg == "--op_library") libraries.push_back(value);
+    else if (arg == "--namespaces_of") namespaces_of = value;
     else return Usage("unknown argument " + arg);
   }
-  if (package.empty() || inputs.empty() || outputs.empty()) return Usage("--package, --inputs and --outputs are required");
+  if (!namespaces_of.empty() && outputs.empty()) return Usage("--namespaces_of needs --outputs");
+  if (namespaces_of.empty() && (package.empty() || inputs.empty() || outputs.empty())) {
+    return Usage("--package, --inputs and --outputs are required");
+  }
   nlohmann::json result;
   auto finish = [&](const std::string& status, const std::string& message) {
     result["status"] = status;
@@ -59,6 +77,20 @@ int main(int argc, char** argv) {
     }
     return status == "ok" ? 0 : 2;
   };
+  if (!namespaces_of.empty()) {
+    // The namespaces of the operators the library adds (TORCH_LIBRARY, and fragments).
+    const std::set<std::string> before = OperatorNames();
+    if (::dlopen(namespaces_of.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      return finish("harness_error", "cannot load operator library " + namespaces_of + ": " + ::dlerror());
+    }
+    std::set<std::string> namespaces;
+    for (const auto& name : OperatorNames()) {
+      const size_t sep = name.find("::");
+      if (!before.count(name) && sep != std::string::npos) namespaces.insert(name.substr(0, sep));
+    }
+    result["namespaces"] = std::vector<std::string>(namespaces.begin(), namespaces.end());
+    return finish("ok", "");
+  }
   for (const auto& lib : libraries) {
     if (::dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
       return finish("harness_error", "cannot load operator library " + lib + ": " + ::dlerror());

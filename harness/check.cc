@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "harness/errors.h"
-#include "harness/flags.h"
 #include "harness/interpreter.h"
+#include "harness/op_libraries.h"
 #include "harness/preflight.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_io.h"
@@ -31,49 +31,10 @@ CheckReport Fail(CheckReport r, std::string failure_class, std::string message) 
 
 }  // namespace
 
-std::string AccuracyModeName(AccuracyMode mode) {
-  switch (mode) {
-    case AccuracyMode::kFp64Rmse: return "fp64";
-    case AccuracyMode::kStrict: return "strict";
-    case AccuracyMode::kAssertClose: return "assert_close";
-  }
-  return "fp64";
-}
-
-CheckOptions CheckOptionsFromFlags() {
-  CheckOptions o;
-  o.model = FLAGS_aoti_model_name;
-  o.accuracy.tol = FLAGS_aoti_tolerance;
-  o.accuracy.ignore_non_fp = FLAGS_aoti_ignore_non_fp;
-  if (FLAGS_aoti_accuracy == "fp64") o.accuracy.mode = AccuracyMode::kFp64Rmse;
-  else if (FLAGS_aoti_accuracy == "strict") o.accuracy.mode = AccuracyMode::kStrict;
-  else if (FLAGS_aoti_accuracy == "assert_close") o.accuracy.mode = AccuracyMode::kAssertClose;
-  else throw HarnessError("--aoti_accuracy=" + FLAGS_aoti_accuracy + ": expected fp64, strict or assert_close");
-  if (FLAGS_aoti_isolation == "child") o.runner.isolate = true;
-  else if (FLAGS_aoti_isolation == "in_process") o.runner.isolate = false;
-  else throw HarnessError("--aoti_isolation=" + FLAGS_aoti_isolation + ": expected child or in_process");
-  if (!(FLAGS_aoti_timeout_s > 0)) {
-    throw HarnessError("--aoti_timeout_s=" + std::to_string(FLAGS_aoti_timeout_s) + ": expected a positive number of seconds");
-  }
-  o.runner.timeout_s = FLAGS_aoti_timeout_s;
-  o.runner.runner_path = FLAGS_aoti_runner;
-  for (const auto& lib : SplitFlagList(FLAGS_aoti_op_libraries)) o.runner.op_libraries.push_back(AbsolutePath(lib));
-  o.runner.runtime_check_inputs = FLAGS_aoti_runtime_check_inputs;
-  for (const auto& kv : SplitFlagList(FLAGS_aoti_runner_env)) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw HarnessError("--aoti_runner_env: '" + kv + "' is not NAME=VALUE");
-    }
-    o.runner.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  o.runner.env_pass_through = SplitFlagList(FLAGS_aoti_child_env_pass_through);
-  return o;
-}
-
 CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* given,
                                   const CheckOptions& options) {
   CheckReport r;
-  const std::string what = package + " model '" + options.model + "'";
+  std::string what = package + (options.model.empty() ? "" : " model '" + options.model + "'");
   std::unique_ptr<Pt2Archive> archive;
   std::vector<at::Tensor> inputs;
   std::unique_ptr<Interpreter> eager, fp64;
@@ -87,8 +48,9 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
                   what + ": torch.export failed when the package was built (" + manifest->compile.error_type + "):\n" +
                       manifest->compile.error_message);
     }
-    archive->RequireModel(options.model);
-    if (archive->HasCompiledModel(options.model)) metadata = archive->AotiMetadata(options.model);
+    r.model = archive->ResolveModelName(options.model);
+    what = package + " model '" + r.model + "'";
+    if (archive->HasCompiledModel(r.model)) metadata = archive->AotiMetadata(r.model);
   } catch (const HarnessError& e) {
     return Fail(std::move(r), "harness error", e.what());
   }
@@ -110,7 +72,9 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
   }
   try {
     inputs = given ? *given : archive->SampleInputs();
-    eager = Interpreter::FromArchive(*archive, options.model);
+    // Custom operators the program calls: from the test's op libraries unless linked in.
+    EnsureOperators(Program::Parse(archive->ProgramJson(r.model), package), options.runner);
+    eager = Interpreter::FromArchive(*archive, r.model);
   } catch (const HarnessError& e) {
     return Fail(std::move(r), "harness error", e.what());
   }
@@ -122,7 +86,7 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
     return Fail(std::move(r), "preflight", msg);
   }
   // 2. The compiled model.
-  r.outcome = RunCompiled(AbsolutePath(package), options.model, inputs, options.runner);
+  r.outcome = RunCompiled(AbsolutePath(package), r.model, inputs, options.runner);
   if (!r.outcome.ok()) {
     std::string msg = what + ": the compiled model failed: " + r.outcome.Summary();
     if (r.outcome.kind == OutcomeKind::kSignal) msg = what + ": " + r.outcome.message;
@@ -148,7 +112,7 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
       const c10::Device run_on = inputs.empty() || !inputs[0].defined() ? c10::Device(c10::kCPU) : inputs[0].device();
       if (!SupportsFloat64(run_on.type())) o64.device = "cpu";
       r.fp64_device = o64.device.empty() ? run_on.str() : o64.device;
-      fp64 = Interpreter::FromArchive(*archive, options.model, o64);
+      fp64 = Interpreter::FromArchive(*archive, r.model, o64);
       fp64_out = fp64->RunTensors(inputs);
     } catch (const HarnessError& e) {
       fp64_out.clear();

@@ -16,32 +16,15 @@
 #include <ATen/core/Tensor.h>
 
 #include "harness/accuracy_rule.h"
+#include "harness/check_options.h"
 #include "harness/compiled_runner.h"
 #include "harness/diagnosis.h"
 
 namespace aoti {
 
-struct CheckOptions {
-  std::string model = "model";
-  AccuracyOptions accuracy;
-  RunnerOptions runner;
-  // judged_outputs: only the first N outputs are compared (0: all). The reducer's programs
-  // with their intermediates exposed put the program's own outputs first.
-  size_t judged_outputs = 0;
-  // keep_values: the report keeps eager's and float64's outputs too (the compiled ones are
-  // in its outcome), for a picture of the error (the reducer's report.html).
-  bool keep_values = false;
-};
-
-// CheckOptionsFromFlags: the --aoti_* flags (tolerance, accuracy, isolation, timeout,
-// runner, op libraries). Throws HarnessError for a bad flag value.
-CheckOptions CheckOptionsFromFlags();
-
-// AccuracyModeName: the --aoti_accuracy spelling of a mode (fp64, strict, assert_close).
-std::string AccuracyModeName(AccuracyMode mode);
-
 struct CheckReport {
   bool pass = false;
+  std::string model;          // the model checked (CheckOptions::model resolved)
   std::string failure_class;  // "" when passing; else preflight, compile error, ..., accuracy
   std::string message;
   CompiledOutcome outcome;

@@ -13,6 +13,16 @@
         package = ":mlp",
         srcs = ["mlp_test.cc"],       # optional: defaults to the harness' generic model test
     )
+
+A package a team ships, made by its own pipeline, is tested as shipped:
+
+    aoti_prebuilt_package(
+        name = "classifier",          # produces classifier.pt2, a harness package around it
+        pt2 = "shipped/classifier.pt2",   # from aoti_compile_and_package / package_pt2
+        program = "shipped/classifier_ep.pt2",   # optional: torch.export.save of its program
+        inputs = "shipped/inputs.pt",  # optional: torch.save'd inputs, or a .py with example_inputs()
+        inductor_configs = {"max_autotune": "true"},  # what the pipeline compiled with
+    )
 """
 
 def _aoti_package_impl(ctx):
@@ -63,7 +73,7 @@ aoti_package = rule(
         "program": attr.label(allow_single_file = [".pt2"], doc = "Or: an exported program archive with sample inputs (a reducer's repro.pt2), compiled as it is."),
         "data": attr.label_list(allow_files = True, doc = "Files the model file reads."),
         "op_libraries": attr.label_list(allow_files = [".so"], doc = "Shared libraries of C++ custom operators (TORCH_LIBRARY) to load before the model file."),
-        "model_name": attr.string(default = "model", doc = "Model name inside the archive."),
+        "model_name": attr.string(default = "model", doc = "Model name inside the archive (tests find it from the package; any name works)."),
         "inductor_configs": attr.string_dict(doc = "Inductor config patches; values that parse as JSON (true, 1, 0.5) are typed."),
         "model_kwargs": attr.string_dict(doc = "Keyword arguments for make_model(); values that parse as JSON are typed. One model file, several configurations (e.g. {\"act\": \"relu\"})."),
         "dtype": attr.string(doc = "Cast the model and its floating inputs to this dtype before export (e.g. \"bfloat16\")."),
@@ -71,6 +81,61 @@ aoti_package = rule(
         "export_only": attr.bool(default = False, doc = "Skip the AOTI compile (program + inputs only)."),
         "strict_export": attr.bool(default = False, doc = "torch.export in strict mode."),
         "seed": attr.int(default = 0, doc = "torch.manual_seed before make_model() and example_inputs()."),
+        "_tool": attr.label(default = Label("//tools:package_model.py"), allow_single_file = True),
+        "_python": attr.label(default = Label("@torch//:python"), allow_single_file = True),
+        "_build_key": attr.label(default = Label("@torch//:aoti_build_key.json"), allow_single_file = True),
+    },
+)
+
+def _aoti_prebuilt_package_impl(ctx):
+    out = ctx.actions.declare_file(ctx.label.name + ".pt2")
+    args = ctx.actions.args()
+    args.add(ctx.file._tool)
+    args.add("--prebuilt", ctx.file.pt2)
+    args.add("--label", str(ctx.attr.pt2.label))
+    inputs = [ctx.file.pt2, ctx.file._tool, ctx.file._build_key] + ctx.files.data + ctx.files.op_libraries
+    if ctx.file.program:
+        args.add("--exported-program", ctx.file.program)
+        args.add("--label-program", str(ctx.attr.program.label))
+        inputs.append(ctx.file.program)
+    if ctx.file.inputs:
+        args.add("--inputs", ctx.file.inputs)
+        args.add("--label-inputs", str(ctx.attr.inputs.label))
+        inputs.append(ctx.file.inputs)
+    args.add("--out", out)
+    if ctx.attr.model_name:
+        args.add("--name", ctx.attr.model_name)
+    args.add("--seed", str(ctx.attr.seed))
+    args.add("--inductor-configs", json.encode(ctx.attr.inductor_configs))
+    for lib in ctx.files.op_libraries:
+        args.add("--load-library", lib)
+    ctx.actions.run(
+        executable = ctx.file._python,
+        arguments = [args],
+        inputs = inputs,
+        outputs = [out],
+        mnemonic = "AotiPrebuiltPackage",
+        progress_message = "Bringing in the shipped package %s" % ctx.label,
+        use_default_shell_env = True,
+    )
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+
+aoti_prebuilt_package = rule(
+    implementation = _aoti_prebuilt_package_impl,
+    doc = "A harness package around a .pt2 a team shipped (aoti_compile_and_package's): the compiled " +
+          "model kept byte for byte, never recompiled to be checked; the exported program, inputs and " +
+          "eager outputs beside it. aoti_model_test checks it as it checks an aoti_package; the reducer " +
+          "compiles candidates with `inductor_configs`, and says so plainly when a fresh compile of the " +
+          "whole program does not fail as the shipped one does.",
+    attrs = {
+        "pt2": attr.label(mandatory = True, allow_single_file = [".pt2"], doc = "The shipped .pt2 (aoti_compile_and_package, or package_pt2 with aoti_files)."),
+        "program": attr.label(allow_single_file = [".pt2"], doc = "The exported program it was compiled from (torch.export.save); default: the shipped archive's own models/<name>.json."),
+        "inputs": attr.label(allow_single_file = [".pt", ".pth", ".py"], doc = "Inputs: a torch.save file (a tensor, a tuple of tensors, a dict of keyword tensors, or an (args, kwargs) pair), or a Python file with example_inputs() (and example_kwargs()); default: the program's example inputs."),
+        "model_name": attr.string(doc = "The model of the shipped archive under test (default: its only one); the package keeps the name."),
+        "inductor_configs": attr.string_dict(doc = "The inductor configs the pipeline compiled with; the reducer compiles candidates with them. Values that parse as JSON are typed."),
+        "op_libraries": attr.label_list(allow_files = [".so"], doc = "Shared libraries of C++ custom operators the program calls."),
+        "data": attr.label_list(allow_files = True, doc = "Files the inputs file reads."),
+        "seed": attr.int(default = 0, doc = "Recorded in the manifest."),
         "_tool": attr.label(default = Label("//tools:package_model.py"), allow_single_file = True),
         "_python": attr.label(default = Label("@torch//:python"), allow_single_file = True),
         "_build_key": attr.label(default = Label("@torch//:aoti_build_key.json"), allow_single_file = True),

@@ -9,6 +9,7 @@
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/case_file.h"
 #include "harness/errors.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
@@ -67,20 +68,21 @@ std::string RecordFailingCase(FailingCase c) {
       } catch (const std::exception& e) {
         LOG(WARNING) << "could not copy " << c.package << " into the case: " << e.what();
       }
-      nlohmann::json j = {
-          {"format", "aoti_harness.case/1"},
-          {"test", c.test_name},
-          {"package", package},
-          {"model", c.model},
-          {"failure_class", c.failure_class},
-          {"message", c.message},
-          {"accuracy", {{"mode", c.accuracy_mode}, {"tolerance", c.tolerance}}},
-          {"inductor_configs", nlohmann::json::parse(c.inductor_configs_json)},
-          {"inputs", "inputs"},
-          // Where the inputs were (each one's device is in inputs/manifest.json too): the
-          // reducer and the repro run there.
-          {"device", c.inputs.empty() || !c.inputs[0].defined() ? std::string("cpu") : c.inputs[0].device().str()},
-      };
+      // The op libraries travel with the case too.
+      CheckOptions options = c.options;
+      options.runner.op_libraries = CopyOpLibraries(c.options.runner.op_libraries, dir);
+      CaseFile f;
+      f.test = c.test_name;
+      f.package = package == "original.pt2" ? dir + "/original.pt2" : package;
+      f.failure_class = c.failure_class;
+      f.message = c.message;
+      f.inductor_configs_json = c.inductor_configs_json;
+      f.inputs_dir = dir + "/inputs";
+      // Where the inputs were (each one's device is in inputs/manifest.json too): the
+      // reducer and the repro run there.
+      f.device = c.inputs.empty() || !c.inputs[0].defined() ? std::string("cpu") : c.inputs[0].device().str();
+      f.options = options;
+      const nlohmann::json j = CaseFileToJson(f, dir);
       if (!c.diagnosis_markdown.empty()) {
         WriteTextFile(dir + "/diagnosis.md.partial", c.diagnosis_markdown);
         std::rename((dir + "/diagnosis.md.partial").c_str(), (dir + "/diagnosis.md").c_str());

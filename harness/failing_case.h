@@ -9,16 +9,18 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "harness/check_options.h"
+
 namespace aoti {
 
 struct FailingCase {
   std::string test_name;        // Suite.Test
   std::string package;          // absolute path of the .pt2
-  std::string model = "model";
   std::string failure_class;    // preflight, compile error, load error, runtime error, signal, timeout, accuracy
   std::string message;
-  std::string accuracy_mode;    // fp64 | strict | assert_close
-  double tolerance = 1e-3;
+  // The options the check ran with (its model resolved): the reduction, repro.py and the
+  // repro test judge by them.
+  CheckOptions options;
   std::string inductor_configs_json = "{}";
   std::vector<at::Tensor> inputs;
   std::string diagnosis_markdown;  // diagnosis.md (harness/triage.h), written beside case.json

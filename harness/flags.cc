@@ -25,12 +25,25 @@ DEFINE_string(aoti_package, "", "Path to the .pt2 archive under test (set by aot
 DEFINE_string(aoti_packages, "",
               "More packages under test by key, KEY=PATH,... (set by aoti_model_test's `packages`); "
               "aoti::PackageUnderTest(\"KEY\") returns one.");
-DEFINE_string(aoti_model_name, "model", "Model name inside the archive.");
+DEFINE_string(aoti_model_name, "",
+              "Model name inside the archive (default: the package's own, as its manifest names it, else the one "
+              "model the archive holds).");
 DEFINE_double(aoti_tolerance, 1e-3, "tol of the accuracy rule, as PyTorch's repro_tolerance (default 1e-3).");
 DEFINE_string(aoti_accuracy, EnvOr("AOTI_ACCURACY", "fp64").c_str(),
               "Accuracy rule: fp64 (upstream's fp64-RMSE rule), strict (allclose only), "
-              "assert_close (torch.testing.assert_close defaults per dtype). Env: AOTI_ACCURACY.");
+              "assert_close (torch.testing.assert_close, its defaults per dtype or --aoti_rtol/--aoti_atol). "
+              "Env: AOTI_ACCURACY.");
 DEFINE_bool(aoti_ignore_non_fp, false, "Do not compare bool and integer outputs.");
+DEFINE_bool(aoti_exact_non_fp, false, "Compare bool and integer outputs exactly (default: allclose at the tolerance, "
+            "as upstream's rule).");
+DEFINE_double(aoti_rtol, -1, "With --aoti_accuracy=assert_close: rtol for floating outputs (negative: "
+              "torch.testing.assert_close's default for the dtype).");
+DEFINE_double(aoti_atol, -1, "With --aoti_accuracy=assert_close: atol for floating outputs (negative: "
+              "torch.testing.assert_close's default for the dtype).");
+DEFINE_string(aoti_check_options, "",
+              "A JSON file of check options: a case.json the harness wrote (its check_options) or a repro's "
+              "check_options.json. The check runs with them; --aoti_* flags given on the command line override "
+              "single fields.");
 DEFINE_string(aoti_isolation, "child", "Run the compiled model in a child process (child) or in the test process (in_process).");
 DEFINE_double(aoti_timeout_s, DefaultTimeout(), "Timeout for one compiled run in the child process, in seconds.");
 DEFINE_string(aoti_runner, "", "Path of the aoti_runner binary (default: found in the test's runfiles).");

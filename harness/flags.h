@@ -13,6 +13,10 @@ DECLARE_string(aoti_model_name);      // model name inside the archive
 DECLARE_double(aoti_tolerance);       // tol of the accuracy rule (upstream repro_tolerance)
 DECLARE_string(aoti_accuracy);        // fp64 | strict | assert_close
 DECLARE_bool(aoti_ignore_non_fp);     // skip bool/integer outputs
+DECLARE_bool(aoti_exact_non_fp);      // compare bool/integer outputs exactly
+DECLARE_double(aoti_rtol);            // assert_close's rtol (negative: the dtype's default)
+DECLARE_double(aoti_atol);            // assert_close's atol (negative: the dtype's default)
+DECLARE_string(aoti_check_options);   // a JSON file of check options (a case.json, a repro's)
 DECLARE_string(aoti_isolation);       // child | in_process
 DECLARE_double(aoti_timeout_s);       // per compiled run, in the child
 DECLARE_string(aoti_runner);          // path of the aoti_runner binary

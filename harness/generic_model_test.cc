@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/check_flags.h"
 #include "harness/errors.h"
 #include "harness/flags.h"
 #include "matchers/aoti_matches_eager.h"

@@ -38,6 +38,11 @@ PackageManifest ParsePackageManifest(const std::string& text, const std::string&
     m.dynamic_shapes = exp.value("dynamic_shapes", false);
     m.from_program = exp.value("from_program", false);
     m.reduced_from = j.value("reduced_from", "");
+    if (j.contains("prebuilt")) {
+      const auto& p = j.at("prebuilt");
+      m.prebuilt = PrebuiltRecord{p.value("package", ""), p.value("sha256", ""), p.value("program", ""),
+                                  p.value("inputs", "")};
+    }
     const auto& c = j.at("compile");
     m.compile.status = c.at("status").get<std::string>();
     m.compile.seconds = c.value("seconds", 0.0);
@@ -92,6 +97,12 @@ std::string PackageManifestToJson(const PackageManifest& m) {
       {"eager_fp64_outputs", records(m.eager_fp64_outputs)},
   };
   if (!m.reduced_from.empty()) j["reduced_from"] = m.reduced_from;
+  if (m.prebuilt) {
+    j["prebuilt"] = {{"package", m.prebuilt->package},
+                     {"sha256", m.prebuilt->sha256},
+                     {"program", m.prebuilt->program},
+                     {"inputs", m.prebuilt->inputs}};
+  }
   // Sorted keys, one space of indent: the same text Python's json.dumps(indent=1,
   // sort_keys=True) writes for the same manifest.
   return j.dump(1);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,15 @@ struct CompileRecord {
   std::string error_traceback;
 };
 
+// PrebuiltRecord: a package brought in as a team shipped it (aoti_prebuilt_package): its
+// compiled model is the shipped one, byte for byte, never recompiled to be checked.
+struct PrebuiltRecord {
+  std::string package;   // the shipped .pt2, as the rule named it
+  std::string sha256;    // of the shipped .pt2
+  std::string program;   // where the exported program came from (the same archive, or a file)
+  std::string inputs;    // where the inputs came from
+};
+
 struct PackageManifest {
   std::string format;
   std::string model_name;
@@ -39,6 +49,7 @@ struct PackageManifest {
   bool dynamic_shapes = false;
   bool from_program = false;           // packaged from a saved program, not a model file
   std::string reduced_from;            // a reducer candidate: the archive it was cut from
+  std::optional<PrebuiltRecord> prebuilt;  // brought in as shipped, not compiled here
   CompileRecord compile;
   std::vector<TensorRecord> inputs;
   std::vector<TensorRecord> eager_outputs;

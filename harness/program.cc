@@ -348,4 +348,19 @@ ProgramSignature Program::Signature() const {
   return sig;
 }
 
+bool ParseTarget(const std::string& target, std::string* name, std::string* overload) {
+  const std::string prefix = "torch.ops.";
+  if (target.compare(0, prefix.size(), prefix) != 0) return false;
+  const std::string rest = target.substr(prefix.size());
+  const size_t a = rest.find('.');
+  if (a == std::string::npos) return false;
+  const size_t b = rest.find('.', a + 1);
+  const std::string ns = rest.substr(0, a);
+  const std::string op = rest.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+  *overload = b == std::string::npos ? "" : rest.substr(b + 1);
+  if (*overload == "default") overload->clear();
+  *name = ns + "::" + op;
+  return true;
+}
+
 }  // namespace aoti

@@ -111,4 +111,8 @@ std::vector<std::string> NodeOutputNames(const Node& node);
 // DimFromJson reads a SymInt ({"as_int": 3} or {"as_expr": {"expr_str": "s0"}}).
 DimSpec DimFromJson(const nlohmann::json& j);
 
+// ParseTarget: "torch.ops.aten.addmm.default" -> {"aten::addmm", ""} (the overload
+// "default" is ""). False for a target that is not an operator (a Python callable).
+bool ParseTarget(const std::string& target, std::string* name, std::string* overload);
+
 }  // namespace aoti

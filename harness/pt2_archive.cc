@@ -138,6 +138,25 @@ void Pt2Archive::RequireModel(const std::string& model) const {
                      (present.empty() ? std::string("no models at all") : "models: " + present));
 }
 
+std::string Pt2Archive::ResolveModelName(const std::string& requested) const {
+  if (!requested.empty()) {
+    RequireModel(requested);
+    return requested;
+  }
+  if (manifest_ && !manifest_->model_name.empty()) {
+    RequireModel(manifest_->model_name);
+    return manifest_->model_name;
+  }
+  const std::vector<std::string> names = ModelNames();
+  if (names.size() == 1) return names[0];
+  std::string present;
+  for (const auto& n : names) present += (present.empty() ? "" : ", ") + Quoted(n);
+  throw HarnessError(path_ + ": " +
+                     (names.empty() ? std::string("holds no models at all (models/<name>.json, data/aotinductor/<name>/)")
+                                    : "holds several models (" + present + ") and no manifest names one; name the "
+                                      "model under test (--aoti_model_name, aoti_prebuilt_package's model_name)"));
+}
+
 std::string Pt2Archive::ProgramJson(const std::string& model) const {
   RequireModel(model);
   if (!HasProgram(model)) {

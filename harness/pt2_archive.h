@@ -45,6 +45,10 @@ class Pt2Archive {
   bool HasCompiledModel(const std::string& model) const;
   // RequireModel throws HarnessError listing the models present when `model` is absent.
   void RequireModel(const std::string& model) const;
+  // ResolveModelName: `requested` when given (RequireModel); "" means the package's own
+  // model: its manifest's model_name, else the one model the archive holds. Throws
+  // HarnessError listing the models when the archive holds several and none is named.
+  std::string ResolveModelName(const std::string& requested) const;
 
   // ProgramJson: the text of models/<model>.json.
   std::string ProgramJson(const std::string& model) const;

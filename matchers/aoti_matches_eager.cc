@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "harness/check_flags.h"
 #include "harness/errors.h"
 #include "harness/failing_case.h"
 #include "harness/flags.h"
@@ -63,12 +64,11 @@ std::string CurrentTestName() {
   FailingCase c;
   c.test_name = CurrentTestName();
   c.package = AbsolutePath(package);
-  c.model = options.model;
   c.failure_class = r.failure_class;
   c.message = r.message;
   c.diagnosis_markdown = r.diagnosis_markdown;
-  c.accuracy_mode = AccuracyModeName(options.accuracy.mode);
-  c.tolerance = options.accuracy.tol;
+  c.options = options;
+  if (!r.model.empty()) c.options.model = r.model;
   c.inductor_configs_json = inductor_configs_json;
   c.inputs = std::move(given);
   const std::string failure_class = r.failure_class;

@@ -5,12 +5,16 @@
 //                      [--max_granularity G] [--skip_sanity] [--strict_accuracy]
 //                      [--time_budget_s T] [--aoti_reduce_strategies a,b] [--out DIR]
 //                      [--offload_to_disk] [--noskip_export_error]
-//   aoti_reduce minify --case DIR     (a case directory the harness wrote on a failure)
+//   aoti_reduce minify --case_dir DIR (a case directory the harness wrote on a failure: its
+//                      package, inputs and the check options its test ran with; --aoti_*
+//                      flags given here override single options)
+//
+// Exit status: 0 reduced (or run: passes), 1 run: fails, 2 bad input, 3 a reducer
+// problem, 4 not reduced: a fresh compile does not reproduce the failure (report.md says
+// why).
 //   aoti_reduce --print_strategies
 //
 // This replaces upstream's minifier_launcher.py.
-#include <dlfcn.h>
-
 #include <iostream>
 #include <sstream>
 
@@ -18,6 +22,8 @@
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/case_file.h"
+#include "harness/check_flags.h"
 #include "harness/errors.h"
 #include "harness/flags.h"
 #include "harness/logging.h"
@@ -26,7 +32,6 @@
 #include "harness/check.h"
 #include "reducer/artifacts.h"
 #include "reducer/progress.h"
-#include "reducer/case_file.h"
 #include "reducer/reducer.h"
 #include "reducer/strategies/strategy.h"
 
@@ -69,7 +74,6 @@ int Main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   aoti::ReduceSpec spec;
-  spec.check = aoti::CheckOptionsFromFlags();
   aoti::ReduceOptions options;
   std::string package = FLAGS_package, inputs_dir = FLAGS_inputs;
   if (!FLAGS_case_dir.empty()) {
@@ -79,19 +83,14 @@ int Main(int argc, char** argv) {
     if (!c.inputs_dir.empty()) inputs_dir = c.inputs_dir;
     spec.failure_class = c.failure_class;
     options.check_str = c.check_str;
-    if (c.has_accuracy) {
-      spec.check.accuracy.mode = c.strict ? aoti::AccuracyMode::kStrict : aoti::AccuracyMode::kFp64Rmse;
-      spec.check.accuracy.tol = c.tolerance;
-    }
+    // The options the test ran with; --aoti_* flags given here override single fields.
+    spec.check = aoti::CheckOptionsFromFlags(&c.options);
+  } else {
+    spec.check = aoti::CheckOptionsFromFlags();
   }
   if (package.empty()) throw aoti::HarnessError("--package (or --case_dir) is required: the failing .pt2");
-  // Custom ops must be registered here too: the interpreter resolves them by name.
-  for (const auto& lib : spec.check.runner.op_libraries) {
-    if (::dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      throw aoti::HarnessError("--aoti_op_libraries: cannot load " + lib + ": " + ::dlerror());
-    }
-  }
   spec.package = package;
+  spec.model = spec.check.model;
   if (!inputs_dir.empty()) spec.inputs = aoti::ReadTensorBundle(inputs_dir);
   if (!FLAGS_failure_class.empty()) spec.failure_class = FLAGS_failure_class;
   if (!FLAGS_check_str.empty()) options.check_str = FLAGS_check_str;
@@ -132,8 +131,14 @@ int Main(int argc, char** argv) {
   aoti::CompileClient client(server);
   aoti::TempDir work("aoti_reduce");
   aoti::ProgressLog progress;
-  const aoti::ReduceResult r = aoti::Reduce(spec, options, &client, work.path(),
-                                            progress.Callback());
+  aoti::ReduceResult r;
+  try {
+    r = aoti::Reduce(spec, options, &client, work.path(), progress.Callback());
+  } catch (const aoti::NotReproducedError& e) {
+    aoti::WriteNotReproduced(out, spec.failure_class, e.what());
+    std::cout << "not reduced: " << e.what() << "\nreport: " << out << "/report.md\n";
+    return 4;
+  }
   aoti::WriteArtifacts(r, spec, options, out);
   std::cout << "reduced " << r.failure_class << " from " << r.nodes_before << " to " << r.nodes_after << " nodes with "
             << r.compiles << " compiles on " << r.jobs << " compile server" << (r.jobs == 1 ? "" : "s") << " ("

@@ -15,6 +15,7 @@
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/case_file.h"
 #include "harness/errors.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_bundle.h"
@@ -69,20 +70,39 @@ void CopyFile(const std::string& from, const std::string& to) { WriteAtomically(
 
 std::string PyLiteral(const std::string& s) { return json(s).dump(); }
 
+// OneLine: text from the package (a node name, a version) made safe for one line of a
+// comment: control characters, a lone carriage return among them, shown escaped.
+std::string OneLine(const std::string& text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string CommentBlock(const std::string& text, const std::string& prefix) {
   std::string out;
   std::istringstream in(text);
   std::string line;
-  while (std::getline(in, line)) out += prefix + line + "\n";
+  while (std::getline(in, line)) out += prefix + OneLine(line) + "\n";
   return out;
 }
 
-std::string ReproPy(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
+// ReproPy: repro.py, standalone. It judges by the check options the test ran with
+// (`options_json`, CheckOptionsToJson's object with op libraries relative to the repro
+// directory): the same rule, tolerances, judged outputs, runner environment and timeout.
+std::string ReproPy(const ReduceResult& r, const std::string& options_json, const std::string& check_str,
                     const std::string& env, const std::string& device) {
   std::ostringstream py;
   py << "#!/usr/bin/env python3\n"
-     << "# aoti_harness repro: " << r.failure_class << ", reduced from " << r.nodes_before << " to " << r.nodes_after
-     << " nodes.\n#\n# Minimal graph:\n"
+     << "# aoti_harness repro: " << OneLine(r.failure_class) << ", reduced from " << r.nodes_before << " to "
+     << r.nodes_after << " nodes.\n#\n# Minimal graph:\n"
      << CommentBlock(FormatGraph(r.minimal), "#   ") << "#\n"
      << CommentBlock(env, "# ") << "#\n"
      << "# Usage: python repro.py    (exit 1: the failure reproduces; 0: it does not; 2: it fails differently)\n"
@@ -95,23 +115,41 @@ import warnings
 
 warnings.filterwarnings("ignore")
 import torch
+from torch.utils import _pytree as pytree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "repro.pt2")
 )PY"
      << "FAILURE_CLASS = " << PyLiteral(r.failure_class) << "\n"
-     << "CHECK_STR = " << PyLiteral(options.check_str) << "\n"
+     << "CHECK_STR = " << PyLiteral(check_str) << "\n"
      << "INDUCTOR_CONFIGS = json.loads(" << PyLiteral(r.inductor_configs_json) << ")\n"
-     << "ACCURACY = " << PyLiteral(spec.check.accuracy.mode == AccuracyMode::kStrict ? "strict" : "fp64") << "\n"
-     << "TOLERANCE = " << spec.check.accuracy.tol << "\n"
-     << "OP_LIBRARIES = json.loads(" << PyLiteral(json(spec.check.runner.op_libraries).dump()) << ")\n"
+     << "# The model inside repro.pt2.\n"
+     << "MODEL = " << PyLiteral(r.model) << "\n"
+     << "# The check options the failing test ran with (its case.json's check_options): the repro\n"
+     << "# judges by the same rule, tolerances and outputs, and runs the compiled model as it did.\n"
+     << "OPTIONS = json.loads(" << PyLiteral(options_json) << ")\n"
      << "# The device the program, its weights and its inputs are on (the compiled model's).\n"
      << "DEVICE = " << PyLiteral(device) << "\n"
-     << R"PY(
+     << R"PY(ACCURACY = OPTIONS["accuracy"]
+RUNNER = OPTIONS["runner"]
+OP_LIBRARIES = [lib if os.path.isabs(lib) else os.path.join(HERE, lib) for lib in RUNNER["op_libraries"]]
+
 
 def load_libraries():
     for lib in OP_LIBRARIES:
         torch.ops.load_library(lib)
+
+
+def load_program():
+    """The exported program MODEL of repro.pt2, with its sample inputs."""
+    from torch.export.pt2_archive import _package
+
+    try:
+        with _package.PT2ArchiveReader(PROGRAM) as reader:
+            programs = _package._load_exported_programs(reader, reader.get_file_names(), None)
+    except (AttributeError, TypeError):  # another torch: its public loader
+        programs = _package.load_pt2(PROGRAM).exported_programs
+    return programs[MODEL]
 
 
 def child(package, inputs_path, outputs_path):
@@ -129,13 +167,50 @@ def observed(reason, message=""):
     return 1 if same else (0 if reason == "passes" else 2)
 
 
+def assert_close_tolerances(t):
+    """The test's rtol and atol for a floating output, the dtype's defaults where it gave none."""
+    rtol, atol = ACCURACY.get("rtol"), ACCURACY.get("atol")
+    if rtol is None or atol is None:
+        from torch.testing._comparison import default_tolerances
+        default_rtol, default_atol = default_tolerances(t)
+        rtol = default_rtol if rtol is None else rtol
+        atol = default_atol if atol is None else atol
+    return rtol, atol
+
+
+def close(i, eager, compiled, fp64):
+    """The test's rule on output i: (passes, why)."""
+    compiled = compiled.to(eager.device)
+    floating = eager.is_floating_point() or eager.is_complex()
+    mode, tol = ACCURACY["mode"], ACCURACY["tolerance"]
+    if not floating and ACCURACY.get("ignore_non_fp"):
+        return True, "ignored"
+    if eager.dtype != compiled.dtype or eager.shape != compiled.shape:
+        return False, f"output {i}: {compiled.dtype}{list(compiled.shape)}, eager {eager.dtype}{list(eager.shape)}"
+    if not floating and ACCURACY.get("exact_non_fp"):
+        return torch.equal(eager, compiled), f"output {i} differs (compared exactly)"
+    if mode == "strict":
+        a, b = (eager.to(torch.uint8), compiled.to(torch.uint8)) if eager.dtype == torch.bool else (eager, compiled)
+        return torch.allclose(a, b, atol=tol, rtol=tol, equal_nan=True), f"output {i} not allclose at {tol}"
+    if mode == "assert_close":
+        kw = dict(zip(("rtol", "atol"), assert_close_tolerances(eager))) if floating else {}
+        try:
+            torch.testing.assert_close(compiled, eager, equal_nan=True, **kw)
+            return True, ""
+        except AssertionError as e:
+            return False, f"output {i}: {e}"
+    from torch._dynamo.utils import same
+    return (same(eager, compiled, fp64, tol=tol, equal_nan=True, ignore_non_fp=bool(ACCURACY.get("ignore_non_fp"))),
+            f"output {i} differs under the fp64 rule (tol {tol})")
+
+
 def main():
     if DEVICE == "cuda" and not torch.cuda.is_available():
         print(f"repro.py: the repro runs on cuda, and this torch ({torch.__version__}) sees no CUDA device; "
               "run it on a GPU host with a CUDA torch")
         return 2
     load_libraries()
-    ep = torch.export.load(PROGRAM)
+    ep = load_program()
     args, kwargs = ep.example_inputs
     work = tempfile.mkdtemp(prefix="aoti_repro_")
     package = os.path.join(work, "repro_compiled.pt2")
@@ -145,8 +220,15 @@ def main():
         return observed("compile error", f"{type(e).__name__}: {e}")
     inputs_path, outputs_path = os.path.join(work, "inputs.pt"), os.path.join(work, "outputs.pt")
     torch.save((args, kwargs), inputs_path)
-    proc = subprocess.run([sys.executable, __file__, "--child", package, inputs_path, outputs_path],
-                          capture_output=True, text=True)
+    env = dict(os.environ)
+    env.update(kv.split("=", 1) for kv in RUNNER.get("env", []))
+    if RUNNER.get("runtime_check_inputs"):
+        env["AOTI_RUNTIME_CHECK_INPUTS"] = "1"
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--child", package, inputs_path, outputs_path],
+                              capture_output=True, text=True, env=env, timeout=RUNNER.get("timeout_s"))
+    except subprocess.TimeoutExpired:
+        return observed("timeout", f"the compiled model ran past {RUNNER.get('timeout_s')} s")
     if proc.returncode < 0:
         import signal
         return observed(f"signal {signal.Signals(-proc.returncode).name}", proc.stderr)
@@ -157,16 +239,22 @@ def main():
         torch.cuda.synchronize()
     with torch.no_grad():
         eager = ep.module()(*args, **kwargs)
-        if ACCURACY == "strict":
-            same = all(torch.allclose(e, c, atol=TOLERANCE, rtol=TOLERANCE, equal_nan=True)
-                       for e, c in zip(torch.utils._pytree.tree_leaves(eager), torch.utils._pytree.tree_leaves(compiled)))
-        else:
-            from torch._dynamo.utils import same as upstream_same
-            fp64_module = ep.module().to(torch.float64)
+        fp64 = None
+        if ACCURACY["mode"] == "fp64":
             to64 = lambda t: t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
-            fp64 = fp64_module(*torch.utils._pytree.tree_map(to64, args), **torch.utils._pytree.tree_map(to64, kwargs))
-            same = upstream_same(eager, compiled, fp64, tol=TOLERANCE, equal_nan=True)
-    return observed("passes" if same else "accuracy")
+            fp64 = ep.module().to(torch.float64)(*pytree.tree_map(to64, args), **pytree.tree_map(to64, kwargs))
+    eager, compiled = pytree.tree_leaves(eager), pytree.tree_leaves(compiled)
+    fp64 = pytree.tree_leaves(fp64) if fp64 is not None else [None] * len(eager)
+    if len(eager) != len(compiled):
+        return observed("accuracy", f"the compiled model returned {len(compiled)} outputs, eager {len(eager)}")
+    judged = OPTIONS.get("judged_outputs") or len(eager)
+    for i in range(min(judged, len(eager))):
+        if not isinstance(eager[i], torch.Tensor):
+            continue
+        ok, why = close(i, eager[i], compiled[i], fp64[i])
+        if not ok:
+            return observed("accuracy", f"under {ACCURACY['mode']} accuracy: {why}")
+    return observed("passes")
 
 
 if __name__ == "__main__":
@@ -224,8 +312,9 @@ std::string EnvironmentHeader(const std::string& package) {
     if (const auto& m = archive->Manifest()) {
       os << "torch " << m->torch_version << " (git " << m->torch_git_version << ")\n";
     }
-    if (archive->HasCompiledModel("model")) {
-      const auto md = archive->AotiMetadata("model");
+    const std::string model = archive->ResolveModelName("");
+    if (archive->HasCompiledModel(model)) {
+      const auto md = archive->AotiMetadata(model);
       auto get = [&](const char* k) { auto it = md.find(k); return it == md.end() ? std::string("?") : it->second; };
       os << "AOTI device " << get("AOTI_DEVICE_KEY") << ", CPU ISA " << get("AOTI_CPU_ISA") << ", "
          << get("AOTI_PLATFORM") << " " << get("AOTI_MACHINE") << "\n";
@@ -263,49 +352,66 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   if (full) CopyFile(spec.package, out_dir + "/original.pt2");
   auto original = Pt2Archive::Open(spec.package);
   // The original's device is the repro's: candidates keep each input's device.
-  const std::string device = original->DeviceType(spec.model);
+  const std::string device = original->DeviceType(r.model);
   if (!spec.inputs.empty()) {
     MakeDirs(out_dir + "/original_inputs");
     WriteTensorBundle(out_dir + "/original_inputs", spec.inputs);
   }
-  json case_json = {{"format", "aoti_harness.case/1"},
-                    {"package", full ? std::string("original.pt2") : fs::absolute(spec.package).string()},
-                    {"model", spec.model},
-                    {"failure_class", r.failure_class},
-                    {"check_str", options.check_str},
-                    {"accuracy", {{"mode", spec.check.accuracy.mode == AccuracyMode::kStrict ? "strict" : "fp64"},
-                                  {"tolerance", spec.check.accuracy.tol}}},
-                    {"inductor_configs", json::parse(r.inductor_configs_json)},
-                    {"device", device}};
-  if (!spec.inputs.empty()) case_json["inputs"] = "original_inputs";
-  WriteAtomically(out_dir + "/case.json", case_json.dump(1));
+  // The check options the test ran with, its op libraries copied here: case.json,
+  // check_options.json (the repro test's) and repro.py all carry the same value.
+  CheckOptions check = spec.check;
+  check.model = r.model;
+  check.runner.op_libraries = CopyOpLibraries(spec.check.runner.op_libraries, out_dir);
+  CaseFile case_file;
+  case_file.package = full ? out_dir + "/original.pt2" : fs::absolute(spec.package).string();
+  case_file.failure_class = r.failure_class;
+  case_file.message = r.message;
+  case_file.check_str = options.check_str;
+  case_file.inductor_configs_json = r.inductor_configs_json;
+  case_file.inputs_dir = spec.inputs.empty() ? "" : out_dir + "/original_inputs";
+  case_file.device = device;
+  case_file.options = check;
+  WriteAtomically(out_dir + "/case.json", CaseFileToJson(case_file, out_dir).dump(1));
+  const json options_json = CheckOptionsToJson(check, out_dir);
+  WriteAtomically(out_dir + "/check_options.json", options_json.dump(1) + "\n");
   if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
   for (const auto& [nodes, archive] : r.checkpoints) {
     if (full && !archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
   }
   const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
-  WriteAtomically(out_dir + "/repro.py", ReproPy(r, spec, options, env, device));
+  WriteAtomically(out_dir + "/repro.py", ReproPy(r, options_json.dump(), options.check_str, env, device));
   // graph.dot, the culprit marked (report.html draws it).
   WriteAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));
-  // The Bazel form of the repro.
+  // The Bazel form of the repro: the same program, configs, model name and op libraries,
+  // judged by the same options (check_options.json).
+  std::string libraries;
+  for (const auto& lib : options_json.at("runner").at("op_libraries")) {
+    libraries += (libraries.empty() ? "" : ", ") + lib.dump();
+  }
   std::ostringstream build;
   build << "# The reducer's repro as a harness test: bazel test :repro_test (it fails while the bug is there).\n"
         << "load(\"@aoti_harness//harness:defs.bzl\", \"aoti_model_test\", \"aoti_package\")\n\n"
-        << "aoti_package(\n    name = \"repro\",\n    program = \"repro.pt2\",\n    inductor_configs = {";
+        << "aoti_package(\n    name = \"repro\",\n    program = \"repro.pt2\",\n"
+        << "    model_name = " << json(r.model).dump() << ",\n    inductor_configs = {";
   const json configs = json::parse(r.inductor_configs_json);
   bool first = true;
   for (const auto& [k, v] : configs.items()) {
     build << (first ? "" : ", ") << json(k).dump() << ": " << json(v.is_string() ? v.get<std::string>() : v.dump()).dump();
     first = false;
   }
+  build << "},\n";
+  if (!libraries.empty()) build << "    op_libraries = [" << libraries << "],\n";
   // A GPU repro builds and runs only with a GPU: tagged so that a build without one
   // leaves it out (the harness' .bazelrc; bazel test --config=cuda runs it).
   const std::string tags = device == "cpu" ? "" : "    tags = [\"requires-gpu\"],\n";
-  build << "},\n" << tags << ")\n\naoti_model_test(\n    name = \"repro_test\",\n    srcs = [\"repro_test.cc\"],\n    package = \":repro\",\n"
-        << tags << ")\n";
+  build << tags << ")\n\naoti_model_test(\n    name = \"repro_test\",\n    srcs = [\"repro_test.cc\"],\n"
+        << "    package = \":repro\",\n    data = [\"check_options.json\"],\n"
+        << "    args = [\"--aoti_check_options=$(rootpath check_options.json)\"],\n";
+  if (!libraries.empty()) build << "    op_libraries = [" << libraries << "],\n";
+  build << tags << ")\n";
   WriteAtomically(out_dir + "/BUILD.bazel", build.str());
   WriteAtomically(out_dir + "/repro_test.cc",
-                  "// aoti_harness repro: " + r.failure_class + ", " + std::to_string(r.nodes_after) +
+                  "// aoti_harness repro: " + OneLine(r.failure_class) + ", " + std::to_string(r.nodes_after) +
                       " nodes. Minimal graph:\n" + CommentBlock(FormatGraph(r.minimal), "//   ") +
                       "#include <gtest/gtest.h>\n\n#include \"matchers/aoti_matches_eager.h\"\n\n"
                       "TEST(AotiRepro, CompiledMatchesEager) { EXPECT_AOTI_MATCHES_EAGER(aoti::PackageUnderTest()); }\n");
@@ -376,7 +482,10 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   // summary.json: the same figures for machines (CI, scripts).
   json ops = json::array();
   for (const auto& n : r.minimal.nodes) ops.push_back(ShortTarget(n.target));
-  const json summary = {{"failure_class", r.failure_class},
+  const json summary = {{"reduced", true},
+                        {"failure_class", r.failure_class},
+                        {"model", r.model},
+                        {"accuracy", AccuracyModeName(spec.check.accuracy.mode)},
                         {"nodes_before", r.nodes_before},
                         {"nodes_after", r.nodes_after},
                         {"ops", ops},
@@ -450,6 +559,17 @@ void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceO
     }
   }
   ReplaceDirectory(staging, out_dir);
+}
+
+void WriteNotReproduced(const std::string& out_dir, const std::string& failure_class, const std::string& message) {
+  MakeDirs(out_dir);
+  WriteAtomically(out_dir + "/report.md",
+                  "# Not reduced: a fresh compile does not reproduce the failure\n\n"
+                  "The test failed as **" + failure_class + "**, and nothing was reduced:\n\n" + message +
+                  "\n\nThe test's own case (case.json, original.pt2, inputs/, diagnosis.md) is beside this "
+                  "directory.\n");
+  const json summary = {{"reduced", false}, {"failure_class", failure_class}, {"not_reproduced", message}};
+  WriteAtomically(out_dir + "/summary.json", summary.dump(1) + "\n");
 }
 
 }  // namespace aoti

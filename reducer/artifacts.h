@@ -25,4 +25,9 @@ std::string EnvironmentHeader(const std::string& package);
 void WriteArtifacts(const ReduceResult& result, const ReduceSpec& spec, const ReduceOptions& options,
                     const std::string& out_dir);
 
+// WriteNotReproduced: report.md (and summary.json, "reduced": false) in `out_dir` for a
+// failure that a fresh compile does not reproduce (NotReproducedError), so nothing was
+// reduced: the reason, in the words of `message`.
+void WriteNotReproduced(const std::string& out_dir, const std::string& failure_class, const std::string& message);
+
 }  // namespace aoti

@@ -12,6 +12,7 @@
 
 #include "harness/errors.h"
 #include "harness/preflight.h"
+#include "harness/tensor_bundle.h"
 #include "reducer/candidate_archive.h"
 #include "reducer/graph_edit.h"
 
@@ -106,6 +107,17 @@ void Oracle::UseDiskCache(CompileCache* cache) {
     }
   }
   state_digest_ = CompileCache::Key(parts);
+  // The op libraries by their contents: a case moved elsewhere (its libraries copied
+  // beside it) hits the same entries.
+  std::vector<std::string> libraries;
+  for (const auto& l : check_.runner.op_libraries) {
+    try {
+      libraries.push_back(CompileCache::Key({ReadTextFile(l)}));
+    } catch (const HarnessError&) {
+      libraries.push_back(l);
+    }
+  }
+  op_libraries_digest_ = CompileCache::Key(libraries);
 }
 
 std::string Oracle::DiskKey(const Program& candidate, const std::vector<at::Tensor>& candidate_inputs,
@@ -123,10 +135,9 @@ std::string Oracle::DiskKey(const Program& candidate, const std::vector<at::Tens
     configs = nlohmann::json::parse(configs_json).dump();  // canonical: sorted keys
   } catch (const nlohmann::json::exception&) {
   }
-  std::string libraries;
-  for (const auto& l : check_.runner.op_libraries) libraries += l + ";";
   return CompileCache::Key({"program", candidate.ToJson(), "model", model_, "inputs", inputs, "state", state_digest_,
-                            "configs", configs, "torch", TorchVersion(), "isa", host_isa_, "op_libraries", libraries});
+                            "configs", configs, "torch", TorchVersion(), "isa", host_isa_, "op_libraries",
+                            op_libraries_digest_});
 }
 
 void Oracle::SetTarget(std::string failure_class, std::string check_str) {

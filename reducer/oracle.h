@@ -162,6 +162,7 @@ class Oracle {
   CompileCache* disk_ = nullptr;
   std::string state_digest_;  // the weights and constants, hashed once for the disk keys
   std::string host_isa_;      // this host's CPU flags, read once for the disk keys
+  std::string op_libraries_digest_;  // the op libraries' contents, hashed once for the disk keys
   bool skip_export_errors_ = true;
   double compile_seconds_ = 0;
 };

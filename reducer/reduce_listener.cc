@@ -111,10 +111,11 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       server.log_path = out + "/compile_server.log";
       ReduceSpec spec;
       spec.package = c.package;
-      spec.model = c.model;
+      spec.model = c.options.model;
       spec.inputs = c.inputs;
       spec.failure_class = c.failure_class;
-      spec.check = CheckOptionsFromFlags();
+      // The options the check ran with, as the test chose them (not rebuilt from flags).
+      spec.check = c.options;
       server.op_libraries = spec.check.runner.op_libraries;
       server.env_pass_through = spec.check.runner.env_pass_through;
       ReduceOptions options;
@@ -155,6 +156,17 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       ::testing::Test::RecordProperty("aoti_nodes_after" + suffix, static_cast<int>(r.nodes_after));
       ::testing::Test::RecordProperty("aoti_compiles" + suffix, r.compiles);
       ::testing::Test::RecordProperty("aoti_repro" + suffix, InOutputsZip(out));
+    } catch (const NotReproducedError& e) {
+      // Not a failure of the reduction: the shipped artifact's failure is not this
+      // compiler's. Said plainly in the outputs and the property.
+      ::testing::Test::RecordProperty("aoti_repro" + suffix, std::string("not reduced: ") + e.what());
+      LOG(WARNING) << "not reducing " << c.test_name << ": " << e.what();
+      Annotate(c.test_name, c.test_name + ": not reduced: " + e.what());
+      try {
+        WriteNotReproduced(out, c.failure_class, e.what());
+      } catch (const std::exception& w) {
+        LOG(WARNING) << "could not write " << out << "/report.md: " << w.what();
+      }
     } catch (const std::exception& e) {
       ::testing::Test::RecordProperty("aoti_repro" + suffix, std::string("the reduction failed: ") + e.what());
       LOG(ERROR) << "could not reduce " << c.test_name << ": " << e.what();

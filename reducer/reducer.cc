@@ -7,8 +7,11 @@
 
 #include "reducer/value_store.h"
 
+#include <torch/headeronly/version.h>
+
 #include "harness/check.h"
 #include "harness/interpreter.h"
+#include "harness/op_libraries.h"
 #include "harness/pt2_archive.h"
 #include "reducer/error_profile.h"
 #include "reducer/graph_edit.h"
@@ -16,13 +19,32 @@
 #include "reducer/strategies/strategy.h"
 
 namespace aoti {
+namespace {
+
+// The words for a shipped package whose failure a fresh compile does not show.
+std::string NotReproducedMessage(const Pt2Archive& archive, const std::string& failure_class, const std::string& now,
+                                 const std::string& configs_json) {
+  const PackageManifest& m = *archive.Manifest();
+  return "the shipped package " + m.prebuilt->package + " fails as " + failure_class +
+         ", and a fresh compile of its whole program here (torch " + TORCH_VERSION + ", inductor_configs " +
+         configs_json + ") does not: " + now +
+         ". The shipped artifact was built by another torch or with other inductor configs than these, so a "
+         "reduction here would chase a failure this compiler does not make; nothing was reduced. Give "
+         "aoti_prebuilt_package the inductor_configs the pipeline compiled with (its aoti_compile_and_package "
+         "call), or rebuild the shipped package with this torch; the shipped package's failure stands as its "
+         "test reported it.";
+}
+
+}  // namespace
 
 ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, CompileClient* client,
                     const std::string& work_dir, const std::function<void(const std::string&)>& progress) {
   const auto start = std::chrono::steady_clock::now();
   ReduceResult result;
   auto archive = Pt2Archive::Open(spec.package);
-  result.original = Program::Parse(archive->ProgramJson(spec.model), spec.package);
+  result.model = archive->ResolveModelName(spec.model);
+  const std::string& model = result.model;
+  result.original = Program::Parse(archive->ProgramJson(model), spec.package);
   result.nodes_before = result.original.nodes.size();
   const std::vector<at::Tensor> inputs = spec.inputs.empty() ? archive->SampleInputs() : spec.inputs;
   result.inductor_configs_json = !spec.inductor_configs_json.empty()
@@ -34,10 +56,12 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   }
   // The compile server imports torch and probes the host while the original runs here.
   client->Warm();
-  // 1. Every value of the original program, from one eager run.
+  // 1. Every value of the original program, from one eager run (its custom operators from
+  // the test's op libraries unless linked in).
+  EnsureOperators(result.original, spec.check.runner);
   ValueStore values(options.offload_to_disk ? work_dir + "/values" : "");
   {
-    Interpreter eager(result.original, LoadProgramState(*archive, spec.model));
+    Interpreter eager(result.original, LoadProgramState(*archive, model));
     const auto names = UserInputNames(result.original);
     if (names.size() != inputs.size()) {
       throw HarnessError(spec.package + ": the program takes " + std::to_string(names.size()) + " inputs, " +
@@ -50,11 +74,11 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
     };
     eager.Run(inputs, keep);
   }
-  // As upstream's accuracy minifier: the fp64 rule ignores bool/integer outputs, strict
-  // accuracy compares them.
+  // Candidates are judged as the test judged the original: its rule, its tolerances, and
+  // bool and integer outputs (an argmax) compared or ignored as it chose.
   CheckOptions check = spec.check;
-  if (check.accuracy.mode == AccuracyMode::kFp64Rmse) check.accuracy.ignore_non_fp = true;
-  Oracle oracle(*archive, spec.model, result.inductor_configs_json, &values, check, client, work_dir);
+  check.model = model;
+  Oracle oracle(*archive, model, result.inductor_configs_json, &values, check, client, work_dir);
   // The pool: more servers like the given one, started now (Warm) beside the sanity check.
   result.jobs = options.jobs > 0 ? options.jobs : DefaultJobs();
   std::vector<std::unique_ptr<CompileClient>> more_servers;
@@ -79,7 +103,6 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   bool profiled_original = false;
   if (spec.failure_class.empty() && spec.inductor_configs_json.empty()) {
     CheckOptions as_built = check;
-    as_built.model = spec.model;
     as_built.keep_values = true;
     const CheckReport r = CheckAotiMatchesEager(spec.package, &inputs, as_built);
     original_profile = ProfileFirstFailure("the original", r, result.original.Signature().user_outputs);
@@ -129,8 +152,11 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
       if (v.failure_class.empty()) throw HarnessError(spec.package + ": the original passes; there is nothing to reduce");
       oracle.SetTarget(v.failure_class, options.check_str);
     } else if (!v.fails) {
-      throw HarnessError(spec.package + ": the original no longer fails as " + spec.failure_class + " (" +
-                         (v.failure_class.empty() ? std::string("it passes") : "it fails as " + v.failure_class) +
+      const std::string now = v.failure_class.empty() ? std::string("it passes") : "it fails as " + v.failure_class;
+      if (archive->Manifest() && archive->Manifest()->prebuilt) {
+        throw NotReproducedError(NotReproducedMessage(*archive, oracle.target_class(), now, result.inductor_configs_json));
+      }
+      throw HarnessError(spec.package + ": the original no longer fails as " + spec.failure_class + " (" + now +
                          "); nothing to reduce. " + v.message.substr(0, 500));
     }
     state.Step("sanity", std::to_string(start_program.nodes.size()) + " nodes",
@@ -181,10 +207,9 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   // its test saw it; one more run of its compiled model, no compile) and in the repro.
   if (result.failure_class == "accuracy") {
     CheckOptions keep = check;
-    keep.model = spec.model;
     keep.keep_values = true;
     try {
-      if (!profiled_original && spec.inductor_configs_json.empty() && archive->HasCompiledModel(spec.model)) {
+      if (!profiled_original && spec.inductor_configs_json.empty() && archive->HasCompiledModel(model)) {
         original_profile = ProfileFirstFailure("the original", CheckAotiMatchesEager(spec.package, &inputs, keep),
                                                result.original.Signature().user_outputs);
       }

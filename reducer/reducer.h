@@ -32,9 +32,17 @@ class ReducerError : public HarnessError {
                      "\nPlease report it with the case directory (original.pt2, case.json) and this message.") {}
 };
 
+// NotReproducedError: the package fails, and a fresh compile of its whole program does not
+// fail the same way, so there is nothing to reduce: a package brought in as shipped
+// (aoti_prebuilt_package) was built by another torch or with other inductor configs.
+class NotReproducedError : public HarnessError {
+ public:
+  explicit NotReproducedError(const std::string& message) : HarnessError(message) {}
+};
+
 struct ReduceSpec {
   std::string package;                 // the original archive: program, inputs, config patches
-  std::string model = "model";
+  std::string model;                   // "" the package's own (Pt2Archive::ResolveModelName)
   std::vector<at::Tensor> inputs;      // empty: the archive's sample inputs
   std::string failure_class;           // empty: whatever the sanity check finds
   std::string inductor_configs_json;   // empty: the archive's manifest
@@ -42,6 +50,7 @@ struct ReduceSpec {
 };
 
 struct ReduceResult {
+  std::string model;                   // the model reduced (ReduceSpec::model resolved)
   Program original, minimal;
   std::vector<at::Tensor> minimal_inputs;
   std::string failure_class, message;  // the preserved failure, as the final check saw it

@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/check_flags.h"
 #include "harness/temp_dir.h"
 #include "reducer/artifacts.h"
 #include "reducer/graph_edit.h"

@@ -16,8 +16,9 @@ Every answer carries its request's id, errors included. Requests:
 `program` is a candidate archive written by the reducer: a torch.export program
 (models/model.json + weights) with its inputs as raw tensors (extra/aoti_harness/
 package.json + aoti_harness/tensors/). The server adds upstream's sample inputs, loads it
-with torch.export.load, compiles it with aoti_compile_and_package, and writes `out`: the
-program, inputs and compiled model in one archive, or, when the compile fails, the
+(package_model.load_program), compiles it with aoti_compile_and_package, and writes `out`: the
+program, inputs and compiled model in one archive (the model keeps the name the
+candidate's manifest gives it), or, when the compile fails, the
 program and inputs with the failure recorded in the manifest, as package_model does.
 
 Answers: {"id", "ok", "phase" ("load" | "compile" | "done"), "seconds", "out",
@@ -80,11 +81,13 @@ def compile_request(req, workdir):
         program, out = req["program"], req["out"]
         configs = {k: package_model.parse_config_value(v) for k, v in req.get("inductor_configs", {}).items()}
         manifest, inputs = read_inputs(program)
+        # The candidate's model, by the name the package gave it (not always "model").
+        name = manifest["model_name"]
         buf = io.BytesIO()
         torch.save((tuple(inputs), {}), buf)
         loadable = os.path.join(workdir, "candidate.pt2")
-        package_model.merge_archives(loadable, [program], {"data/sample_inputs/model.pt": buf.getvalue()}, workdir)
-        ep = torch.export.load(loadable)
+        package_model.merge_archives(loadable, [program], {f"data/sample_inputs/{name}.pt": buf.getvalue()}, workdir)
+        ep = package_model.load_program(loadable, name, "candidate")
     except Exception as e:
         return failed("load", e)
     answer["load_seconds"] = round(time.time() - start, 3)
@@ -95,7 +98,7 @@ def compile_request(req, workdir):
         manifest["compile"] = record
         manifest["inductor_configs"] = configs
         package_model.merge_archives(
-            out, [loadable] + ([aoti_pt2] if record["status"] == "ok" else []),
+            out, [loadable] + ([package_model.compiled_as(aoti_pt2, name)] if record["status"] == "ok" else []),
             {package_model.EXTRA_DIR + "package.json": package_model.manifest_bytes(manifest)},
             workdir)
     except Exception as e:

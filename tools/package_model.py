@@ -8,6 +8,12 @@ The archive holds everything a harness test needs:
   extra/aoti_harness/package.json                           what was done, and how it went
   aoti_harness/tensors/{input,eager,eager_fp64}_<i>.bin     flat inputs, eager outputs (raw)
 
+With --prebuilt, the package is one a team shipped (aoti_compile_and_package's .pt2): its
+compiled model is copied as it is, never recompiled; the exported program comes from the
+same archive or --exported-program (torch.export.save), the inputs from --inputs (a
+torch.save file, a Python file with example_inputs()) or the program's example inputs, and
+the manifest records where each came from and the shipped file's sha256.
+
 A compile failure does not fail this tool: the archive then records the failure (type,
 message, compiler output) instead of holding data/aotinductor/, so the test can report it
 and the reducer can work on it. Errors in the model file itself (bad contract, eager run
@@ -246,22 +252,66 @@ def read_raw_tensor(rec, data):
     return out.as_strided(sizes, strides)
 
 
-def merge_archives(out_path, sources, records, workdir):
+def merge_archives(out_path, sources, records, workdir, renames=()):
     """Writes out_path: every record of the source archives (first one wins), then `records`
-    (name -> bytes, replacing any record of that name). Atomic: written aside, then moved."""
+    (name -> bytes, replacing any record of that name). A source may be (path, [(old prefix,
+    new prefix), ...]) or (path, renames, only): its records are renamed as they are copied (a
+    compiled model's data/aotinductor/model/ becoming data/aotinductor/<name>/), and with `only`
+    just those whose names start with it are. Atomic: written aside, then moved."""
     from torch.export.pt2_archive._package import PT2ArchiveReader, PT2ArchiveWriter
 
     # The archive's top folder is named after the file, so the temporary file keeps the name.
     tmp_out = os.path.join(workdir, os.path.basename(out_path))
     with PT2ArchiveWriter(tmp_out) as w:
         for src in sources:
+            src, prefixes, only = (tuple(src) + (None,))[:3] if isinstance(src, tuple) else (src, (), None)
             r = PT2ArchiveReader(src)
             for rec in r.get_file_names():
-                if rec not in records and not w.has_record(rec):
-                    w.write_bytes(rec, r.read_bytes(rec))
+                if only and not rec.startswith(only):
+                    continue
+                name = rec
+                for old, new in prefixes:
+                    if rec.startswith(old):
+                        name = new + rec[len(old):]
+                        break
+                if name not in records and not w.has_record(name):
+                    w.write_bytes(name, r.read_bytes(rec))
         for name, data in records.items():
             w.write_bytes(name, data)
     shutil.move(tmp_out, out_path)
+
+
+AOTI_DIR = "data/aotinductor/"
+
+
+def compiled_as(aoti_pt2, name):
+    """aoti_pt2 (made by aoti_compile_and_package, whose model is always "model") as a
+    merge_archives source whose compiled model is named `name`."""
+    return (aoti_pt2, [(AOTI_DIR + "model/", AOTI_DIR + name + "/")])
+
+
+def load_program(path, name, what):
+    """The exported program `name` of the archive at `path`, with its sample inputs; when the
+    archive holds one program of another name (torch.export.save always writes "model"), that
+    one. ContractError naming `what` and the programs there are otherwise."""
+    from torch.export.pt2_archive import _package
+
+    try:
+        try:
+            with _package.PT2ArchiveReader(path) as reader:
+                programs = _package._load_exported_programs(reader, reader.get_file_names(), None)
+        except (AttributeError, TypeError):  # another torch: its public loader
+            programs = _package.load_pt2(path).exported_programs
+    except Exception as e:
+        raise ContractError(f"{what} {path!r}: cannot read an exported program from it: {type(e).__name__}: {e}") from e
+    if name in programs:
+        return programs[name]
+    if len(programs) == 1:
+        return next(iter(programs.values()))
+    raise ContractError(f"{what} {path!r}: " + (
+        f"holds no exported program {name!r}; it holds {sorted(programs)}" if programs else
+        "holds no exported program (models/<name>.json); expected a torch.export.save file or a package_pt2 "
+        "archive with exported_programs"))
 
 
 # The manifest's fields (harness/package_manifest.h is the C++ half): name -> type. The
@@ -269,7 +319,7 @@ def merge_archives(out_path, sources, records, workdir):
 MANIFEST_FIELDS = {"format": str, "model_name": str, "compile": dict, "inputs": list, "eager_outputs": list}
 MANIFEST_OPTIONAL = {
     "model_file": str, "seed": int, "torch_version": str, "torch_git_version": str, "inductor_configs": dict,
-    "export": dict, "eager_fp64_outputs": list, "reduced_from": str, "cuda_version": str,
+    "export": dict, "eager_fp64_outputs": list, "reduced_from": str, "cuda_version": str, "prebuilt": dict,
 }
 # A tensor record: dtype, sizes and file required; name, strides (row-major when absent)
 # and device optional, as TensorRecordFromJson has them.
@@ -279,7 +329,7 @@ TENSOR_RECORD_OPTIONAL = {"name": str, "strides": (list, type(None)), "device": 
 
 def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=0, inductor_configs=None,
                      strict_export=False, dynamic_shapes=False, from_program=False, eager_outputs=(),
-                     eager_fp64_outputs=(), reduced_from=None):
+                     eager_fp64_outputs=(), reduced_from=None, prebuilt=None):
     """The one place a manifest is made: every field, in the schema read_manifest checks."""
     import torch
 
@@ -302,6 +352,9 @@ def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=
     }
     if reduced_from:
         m["reduced_from"] = reduced_from
+    if prebuilt:
+        # Brought in as a team shipped it: the compiled model is the shipped one.
+        m["prebuilt"] = {k: str(prebuilt.get(k, "")) for k in ("package", "sha256", "program", "inputs")}
     return check_manifest(m, "the manifest being written")
 
 
@@ -351,14 +404,19 @@ def read_manifest(text, what="package.json"):
     return check_manifest(m, what)
 
 
-def write_archive(out_path, ep, name, aoti_pt2, manifest, tensors, workdir):
+def write_archive(out_path, ep, name, compiled, manifest, tensors, workdir, only=None):
+    """The harness package: the program `name`, `compiled` (a merge_archives source holding
+    the compiled model as data/aotinductor/<name>/, or None; with `only`, just its records
+    under that prefix), the manifest and the tensors."""
     from torch.export.pt2_archive._package import package_pt2
 
     program_pt2 = os.path.join(workdir, "program.pt2")
     package_pt2(program_pt2, exported_programs={name: ep})
     records = {TENSOR_DIR + file_name: data for file_name, data in tensors}
     records[EXTRA_DIR + "package.json"] = manifest_bytes(manifest)
-    merge_archives(out_path, [program_pt2] + ([aoti_pt2] if aoti_pt2 else []), records, workdir)
+    if compiled and only:
+        compiled = (compiled[0], compiled[1], only)
+    merge_archives(out_path, [program_pt2] + ([compiled] if compiled else []), records, workdir)
 
 
 def write_export_failure(args, error, ex_args, ex_kwargs, flat_out, configs, dyn, workdir):
@@ -420,6 +478,194 @@ def compile_aoti(ep, configs, pt2_path):
         }
 
 
+def run_eager(model, ex_args, ex_kwargs, source):
+    """Eager's flat outputs, and float64's (None when the model refuses float64)."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    log(f"eager run of {source}")
+    with torch.no_grad():
+        try:
+            # On a copy: a model that mutates its buffers must be exported as it was.
+            eager_out = copy.deepcopy(model)(*copy.deepcopy(ex_args), **copy.deepcopy(ex_kwargs))
+        except Exception as e:
+            raise ContractError(f"{source}: eager run raised {type(e).__name__}: {e}") from e
+    return pytree.tree_leaves(eager_out), eager_fp64(model, ex_args, ex_kwargs)
+
+
+def flat_inputs(ep, ex_args, ex_kwargs):
+    """The inputs in the order the program takes them: keyword inputs in its call spec's
+    order (an inputs file may list them in another), else the order given."""
+    import torch.utils._pytree as pytree
+
+    try:
+        import torch.fx._pytree as fx_pytree
+
+        return list(fx_pytree.tree_flatten_spec((tuple(ex_args), dict(ex_kwargs)), ep.call_spec.in_spec))
+    except Exception:
+        return pytree.tree_leaves((ex_args, ex_kwargs))
+
+
+def tensor_records(ep, flat_in, flat_out, flat_out64, source):
+    """The raw tensors and their manifest records: the flat inputs, eager's and float64's outputs."""
+    import torch
+
+    sig = ep.graph_signature
+    in_names = [s.arg.name for s in sig.input_specs if s.kind.name == "USER_INPUT"]
+    out_names = [getattr(s.arg, "name", "") for s in sig.output_specs if s.kind.name == "USER_OUTPUT"]
+    tensors, records = [], {"inputs": [], "eager": [], "eager_fp64": []}
+    for i, t in enumerate(flat_in):
+        if not isinstance(t, torch.Tensor):
+            raise ContractError(f"{source}: input {i} is a {type(t).__name__}; only tensor inputs are supported")
+        fname = f"tensors/input_{i}.bin"
+        records["inputs"].append(tensor_record(t, in_names[i] if i < len(in_names) else f"input_{i}", fname))
+        tensors.append((fname, raw_bytes(t)))
+    for group, flat in (("eager", flat_out), ("eager_fp64", flat_out64 or [])):
+        for i, t in enumerate(flat):
+            if not isinstance(t, torch.Tensor):
+                continue
+            fname = f"tensors/{group}_{i}.bin"
+            records[group].append(tensor_record(t, out_names[i] if i < len(out_names) else f"output_{i}", fname))
+            tensors.append((fname, raw_bytes(t)))
+    return tensors, records
+
+
+def read_inputs_file(path, what):
+    """(args, kwargs) from an inputs file: a Python file with example_inputs() (and
+    example_kwargs()), or a torch.save file of a tensor, a tuple or list of tensors, a dict of
+    keyword tensors, or an (args, kwargs) pair."""
+    import torch
+
+    if not os.path.isfile(path):
+        raise ContractError(f"{what} {path!r} does not exist")
+    if path.endswith(".py"):
+        spec = importlib.util.spec_from_file_location("aoti_inputs_file", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            raise ContractError(f"{what} {path!r}: importing it raised {type(e).__name__}: {e}") from e
+        if not callable(getattr(module, "example_inputs", None)):
+            raise ContractError(f"{what} {path!r} must define example_inputs() -> tuple of inputs "
+                                "(and may define example_kwargs() -> dict)")
+        args = module.example_inputs()
+        kwargs = module.example_kwargs() if callable(getattr(module, "example_kwargs", None)) else {}
+        obj = (tuple(args) if isinstance(args, (tuple, list)) else (args,), kwargs)
+    else:
+        try:
+            obj = torch.load(path, weights_only=True)
+        except Exception as e:
+            raise ContractError(f"{what} {path!r}: torch.load failed ({type(e).__name__}: {e}); expected a file "
+                                "torch.save wrote, or a Python file with example_inputs()") from e
+    if isinstance(obj, torch.Tensor):
+        return (obj,), {}
+    if isinstance(obj, dict):
+        return (), obj
+    if (isinstance(obj, (tuple, list)) and len(obj) == 2 and isinstance(obj[0], (tuple, list))
+            and isinstance(obj[1], dict)):
+        return tuple(obj[0]), obj[1]
+    if isinstance(obj, (tuple, list)):
+        return tuple(obj), {}
+    raise ContractError(f"{what} {path!r} holds a {type(obj).__name__}; expected a tensor, a tuple of tensors, a "
+                        "dict of keyword tensors, or an (args, kwargs) pair")
+
+
+def sha256_of(path):
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_call_spec(shipped, model_name, ep):
+    """The shipped compiled model takes and returns as many values as the program: loaded
+    here (not run) and its call spec compared with the program's. Where it cannot be loaded
+    on this host (a CUDA package on a CPU machine), the test reports that instead."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    try:
+        loader = torch._C._aoti.AOTIModelPackageLoader(shipped, model_name, False, 1, -1)
+        in_spec, out_spec = (pytree.treespec_loads(s) for s in loader.get_call_spec())
+    except Exception as e:
+        log(f"the shipped compiled model's call spec was not read here ({type(e).__name__}: {str(e)[:200]}); the "
+            "test checks it by running it")
+        return
+    for what, shipped_spec, program_spec in (("inputs", in_spec, ep.call_spec.in_spec),
+                                             ("outputs", out_spec, ep.call_spec.out_spec)):
+        if program_spec is not None and shipped_spec.num_leaves != program_spec.num_leaves:
+            raise ContractError(f"--prebuilt {shipped!r}: its compiled model {model_name!r} takes {shipped_spec.num_leaves} "
+                                f"{what}, and the exported program takes {program_spec.num_leaves}: the package and the "
+                                "program are not the same model (give the exported program it was compiled from)")
+
+
+def package_prebuilt(args, configs, workdir, start):
+    """A harness package around a .pt2 a team shipped: its compiled model copied as it is
+    (never recompiled), the exported program (from the same archive or --exported-program),
+    inputs (--inputs, or the program's own example inputs), eager's outputs and the manifest."""
+    import torch
+    from torch.export.pt2_archive._package import PT2ArchiveReader
+
+    shipped = args.prebuilt
+    if not os.path.isfile(shipped):
+        raise ContractError(f"--prebuilt {shipped!r} does not exist")
+    try:
+        with PT2ArchiveReader(shipped) as r:
+            names = r.get_file_names()
+    except Exception as e:
+        raise ContractError(f"--prebuilt {shipped!r}: not a .pt2 archive ({type(e).__name__}: {e}); expected the "
+                            "file aoti_compile_and_package (or package_pt2) wrote") from e
+    compiled = sorted({n[len(AOTI_DIR):].split("/")[0] for n in names if n.startswith(AOTI_DIR) and
+                       "/" in n[len(AOTI_DIR):]})
+    if not compiled:
+        raise ContractError(f"--prebuilt {shipped!r}: holds no compiled model ({AOTI_DIR}<name>/); expected a .pt2 "
+                            "made by aoti_compile_and_package or package_pt2(aoti_files=...)")
+    if args.name:
+        if args.name not in compiled:
+            raise ContractError(f"--prebuilt {shipped!r}: holds no compiled model {args.name!r}; it holds {compiled}")
+        name = args.name
+    elif len(compiled) == 1:
+        name = compiled[0]
+    else:
+        raise ContractError(f"--prebuilt {shipped!r}: holds several compiled models {compiled}; name the one under "
+                            "test (aoti_prebuilt_package's model_name)")
+    if args.exported_program:
+        program_from = args.label_program or args.exported_program
+        ep = load_program(args.exported_program, name, "--exported-program")
+    elif f"models/{name}.json" in names:
+        program_from = "the shipped archive"
+        ep = load_program(shipped, name, "--prebuilt")
+    else:
+        raise ContractError(f"--prebuilt {shipped!r}: holds no exported program for {name!r} (models/{name}.json); "
+                            "give the torch.export.save file of the program it was compiled from "
+                            "(aoti_prebuilt_package's program)")
+    if args.inputs:
+        inputs_from = args.label_inputs or args.inputs
+        ex_args, ex_kwargs = read_inputs_file(args.inputs, "--inputs")
+    elif ep.example_inputs is not None:
+        inputs_from = "the program's example inputs"
+        ex_args, ex_kwargs = ep.example_inputs
+    else:
+        raise ContractError(f"the exported program ({program_from}) has no example inputs; give inputs "
+                            "(aoti_prebuilt_package's inputs: a torch.save file or a Python file with example_inputs())")
+    check_call_spec(shipped, name, ep)
+    source = args.label or shipped
+    flat_out, flat_out64 = run_eager(ep.module(), ex_args, ex_kwargs, source)
+    tensors, recs = tensor_records(ep, flat_inputs(ep, ex_args, ex_kwargs), flat_out, flat_out64, source)
+    manifest = package_manifest(
+        name, {"status": "ok", "seconds": 0.0}, recs["inputs"], model_file=source, seed=args.seed,
+        inductor_configs=configs, dynamic_shapes=bool(ep.range_constraints), from_program=True,
+        eager_outputs=recs["eager"], eager_fp64_outputs=recs["eager_fp64"],
+        prebuilt={"package": source, "sha256": sha256_of(shipped), "program": program_from, "inputs": inputs_from})
+    # The compiled model exactly as shipped: its data/aotinductor/<name>/ records, copied.
+    write_archive(args.out, ep, name, (shipped, []), manifest, tensors, workdir, only=AOTI_DIR + name + "/")
+    log(f"wrote {args.out} in {time.time() - start:.1f}s (the shipped compiled model {name!r}, not recompiled)")
+    return 0
+
+
 def package(args):
     start = time.time()
     configs = {k: parse_config_value(v) for k, v in json.loads(args.inductor_configs).items()}
@@ -436,25 +682,27 @@ def package(args):
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     try:
         import torch
-        import torch.utils._pytree as pytree
 
         for lib in args.load_library:
             try:
                 torch.ops.load_library(lib)
             except Exception as e:
                 raise ContractError(f"--load-library {lib!r}: cannot load the operator library: {e}") from e
+        if args.prebuilt:
+            return package_prebuilt(args, configs, workdir, start)
+        args.name = args.name or "model"
         source = args.model or args.program
         ep = None
         if args.program:
             # An exported program (a reducer's repro.pt2): compile it as it is.
             try:
-                ep = torch.export.load(args.program)
-            except Exception as e:
+                ep = load_program(args.program, args.name, "--program")
+            except ContractError as e:
                 if "cuda" in str(e).lower() and not torch.cuda.is_available():
                     raise ContractError(f"--program {args.program!r}: the program was exported on CUDA, and this "
                                         f"process cannot use CUDA (torch {torch.__version__}); compile it on a GPU "
-                                        f"host: {type(e).__name__}: {e}") from e
-                raise ContractError(f"--program {args.program!r}: torch.export.load failed: {type(e).__name__}: {e}") from e
+                                        f"host: {e}") from e
+                raise
             if ep.example_inputs is None:
                 raise ContractError(f"--program {args.program!r}: the archive has no sample inputs (data/sample_inputs/)")
             ex_args, ex_kwargs = ep.example_inputs
@@ -472,15 +720,7 @@ def package(args):
             model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed, model_kwargs, dtype, device)
             model.eval()
 
-        log(f"eager run of {source}")
-        with torch.no_grad():
-            try:
-                # On a copy: a model that mutates its buffers must be exported as it was.
-                eager_out = copy.deepcopy(model)(*copy.deepcopy(ex_args), **copy.deepcopy(ex_kwargs))
-            except Exception as e:
-                raise ContractError(f"{source}: eager run raised {type(e).__name__}: {e}") from e
-        flat_out = pytree.tree_leaves(eager_out)
-        flat_out64 = eager_fp64(model, ex_args, ex_kwargs)
+        flat_out, flat_out64 = run_eager(model, ex_args, ex_kwargs, source)
 
         if ep is None:
             log(f"torch.export (strict={args.strict_export})")
@@ -499,33 +739,7 @@ def package(args):
                 write_export_failure(args, e, ex_args, ex_kwargs, flat_out, configs, dyn, workdir)
                 return 0
 
-        sig = ep.graph_signature
-        in_names = [s.arg.name for s in sig.input_specs if s.kind.name == "USER_INPUT"]
-        out_names = [getattr(s.arg, "name", "") for s in sig.output_specs if s.kind.name == "USER_OUTPUT"]
-        flat_in = pytree.tree_leaves((ex_args, ex_kwargs))
-
-        tensors, in_recs, out_recs = [], [], []
-        for i, t in enumerate(flat_in):
-            if not isinstance(t, torch.Tensor):
-                raise ContractError(f"{args.model}: input {i} is a {type(t).__name__}; only tensor inputs are supported")
-            fname = f"tensors/input_{i}.bin"
-            in_recs.append(tensor_record(t, in_names[i] if i < len(in_names) else f"input_{i}", fname))
-            tensors.append((fname, raw_bytes(t)))
-        for i, t in enumerate(flat_out):
-            if not isinstance(t, torch.Tensor):
-                continue
-            fname = f"tensors/eager_{i}.bin"
-            out_recs.append(tensor_record(t, out_names[i] if i < len(out_names) else f"output_{i}", fname))
-            tensors.append((fname, raw_bytes(t)))
-
-        out64_recs = []
-        for i, t in enumerate(flat_out64 or []):
-            if not isinstance(t, torch.Tensor):
-                continue
-            fname = f"tensors/eager_fp64_{i}.bin"
-            out64_recs.append(tensor_record(t, out_names[i] if i < len(out_names) else f"output_{i}", fname))
-            tensors.append((fname, raw_bytes(t)))
-
+        tensors, recs = tensor_records(ep, flat_inputs(ep, ex_args, ex_kwargs), flat_out, flat_out64, source)
         aoti_pt2 = None
         if args.export_only:
             compile_rec = {"status": "skipped", "seconds": 0.0}
@@ -542,11 +756,12 @@ def package(args):
                 log(f"compiled in {compile_rec['seconds']:.1f}s")
 
         manifest = package_manifest(
-            args.name, compile_rec, in_recs,
+            args.name, compile_rec, recs["inputs"],
             model_file=args.label or args.model or args.program, seed=args.seed, inductor_configs=configs,
             strict_export=args.strict_export, dynamic_shapes=dyn is not None, from_program=bool(args.program),
-            eager_outputs=out_recs, eager_fp64_outputs=out64_recs)
-        write_archive(args.out, ep, args.name, aoti_pt2, manifest, tensors, workdir)
+            eager_outputs=recs["eager"], eager_fp64_outputs=recs["eager_fp64"])
+        write_archive(args.out, ep, args.name, compiled_as(aoti_pt2, args.name) if aoti_pt2 else None, manifest,
+                      tensors, workdir)
         log(f"wrote {args.out} in {time.time() - start:.1f}s (compile: {compile_rec['status']})")
         return 0
     finally:
@@ -558,8 +773,18 @@ def main(argv=None):
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", help="Python model file (see the contract above)")
     src.add_argument("--program", help="an exported program archive (.pt2 with sample inputs), compiled as it is")
+    src.add_argument("--prebuilt", help="a .pt2 a team shipped (aoti_compile_and_package): its compiled model is "
+                                        "kept as it is, never recompiled")
+    p.add_argument("--exported-program", default="",
+                   help="with --prebuilt: the torch.export.save file of its program (default: the shipped archive's own)")
+    p.add_argument("--inputs", default="",
+                   help="with --prebuilt: a torch.save file of inputs, or a Python file with example_inputs() "
+                        "(default: the program's example inputs)")
+    p.add_argument("--label-program", default="", help="how to name --exported-program in the manifest")
+    p.add_argument("--label-inputs", default="", help="how to name --inputs in the manifest")
     p.add_argument("--out", required=True, help="output archive, must end in .pt2")
-    p.add_argument("--name", default="model", help="model name inside the archive")
+    p.add_argument("--name", default="",
+                   help="model name inside the archive (default: model; with --prebuilt, the shipped model's)")
     p.add_argument("--label", default="", help="how to name the model file in the manifest")
     p.add_argument("--inductor-configs", default="{}", help="JSON object of inductor config patches")
     p.add_argument("--export-only", action="store_true", help="skip the AOTI compile")
@@ -571,6 +796,9 @@ def main(argv=None):
     p.add_argument("--load-library", action="append", default=[],
                    help="shared library of custom operators to load before the model file")
     args = p.parse_args(argv)
+    for flag, value in (("--exported-program", args.exported_program), ("--inputs", args.inputs)):
+        if value and not args.prebuilt:
+            p.error(f"{flag} goes with --prebuilt (a shipped package); a model file brings its own inputs")
     if not args.out.endswith(".pt2"):
         p.error(f"--out {args.out!r}: expected a path ending in .pt2")
     for name, value in (("--inductor-configs", args.inductor_configs), ("--model-kwargs", args.model_kwargs)):

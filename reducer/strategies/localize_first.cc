@@ -16,10 +16,10 @@
 namespace aoti {
 namespace {
 
-// Relevant: the nodes whose values reach a user output. Under the fp64 rule bool and
-// integer values are not judged, so an error is followed only along floating edges (a
-// wrong mask that cannot change the result is not the failure being reduced); under
-// strict accuracy every edge counts.
+// Relevant: the nodes whose values reach a user output. Where the test ignores bool and
+// integer outputs (ignore_non_fp), an error is followed only along floating edges (a wrong
+// mask that cannot change the result is not the failure being reduced); where it judges
+// them (an argmax output), every edge counts.
 std::vector<bool> Relevant(const Program& p, bool floating_only) {
   std::map<std::string, size_t> producer;
   for (size_t i = 0; i < p.nodes.size(); ++i) {
@@ -76,7 +76,7 @@ bool LocalizeFirst(ReductionState& state) {
   const ProgramState weights = LoadProgramState(oracle.original(), oracle.model());
   const Program& p = state.current();
   AccuracyOptions rule = oracle.check().accuracy;
-  const std::vector<bool> relevant = Relevant(p, rule.mode == AccuracyMode::kFp64Rmse);
+  const std::vector<bool> relevant = Relevant(p, rule.ignore_non_fp);
   for (size_t i = 0; i < p.nodes.size() && !state.OutOfTime(); ++i) {
     if (!relevant[i]) continue;
     std::vector<bool> keep(p.nodes.size(), false);
@@ -114,7 +114,8 @@ bool LocalizeFirst(ReductionState& state) {
     bool diverges = false;
     for (size_t k = 0; k < alone.output_specs.size() && k < eager.size(); ++k) {
       auto got = compiled_values.find(alone.output_specs[k].value_name);
-      if (got == compiled_values.end() || !c10::isFloatingType(got->second.scalar_type())) continue;
+      if (got == compiled_values.end()) continue;
+      if (rule.ignore_non_fp && !c10::isFloatingType(got->second.scalar_type())) continue;
       if (!CompareOutputs(got->second, eager[k], fp64[k], rule).pass) diverges = true;
     }
     if (!diverges) continue;

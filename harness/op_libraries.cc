@@ -1,0 +1,135 @@
+#include "harness/op_libraries.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <glog/logging.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/errors.h"
+#include "harness/stderr_capture.h"
+#include "harness/subprocess.h"
+#include "harness/temp_dir.h"
+#include "harness/tensor_bundle.h"
+
+namespace aoti {
+namespace {
+
+std::mutex& LoadMutex() {
+  static std::mutex m;
+  return m;
+}
+
+// The libraries this process has dealt with: loaded, or found linked in already.
+std::set<std::string>& Handled() {
+  static auto* handled = new std::set<std::string>();
+  return *handled;
+}
+
+bool Registered(const std::string& name, const std::string& overload) {
+  return c10::Dispatcher::singleton().findSchema({name, overload}).has_value();
+}
+
+std::set<std::string> RegisteredNamespaces() {
+  std::set<std::string> out;
+  for (const auto& op : c10::Dispatcher::singleton().getAllOpNames()) {
+    const size_t sep = op.name.find("::");
+    if (sep != std::string::npos) out.insert(op.name.substr(0, sep));
+  }
+  return out;
+}
+
+// NamespacesOf: the operator namespaces `library` registers, as the runner found by
+// loading it in a child process.
+std::vector<std::string> NamespacesOf(const std::string& library, const RunnerOptions& runner) {
+  const std::string binary = FindRunner(runner);
+  TempDir work("aoti_op_library_probe");
+  const std::string log = work.path() + "/probe.log";
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw HarnessError("cannot create " + log + ": " + std::strerror(errno));
+  int status = 0;
+  bool ended;
+  {
+    std::optional<Subprocess> child;
+    try {
+      child.emplace(Subprocess::Options{{binary, "--namespaces_of", library, "--outputs", work.path()},
+                                        ChildEnvironment({runner.env_pass_through, runner.env}),
+                                        -1, log_fd, log_fd});
+    } catch (...) {
+      ::close(log_fd);
+      throw;
+    }
+    ::close(log_fd);
+    ended = child->Wait(120, &status);
+  }
+  const std::string what = "op library " + library;
+  if (!ended) throw HarnessError(what + ": loading it in the runner took more than 120 s");
+  nlohmann::json result;
+  try {
+    result = nlohmann::json::parse(ReadTextFile(work.path() + "/result.json"));
+  } catch (const std::exception&) {
+    throw HarnessError(what + ": the runner could not load it (" +
+                       (WIFSIGNALED(status) ? "killed by " + SignalName(WTERMSIG(status))
+                                            : "exit status " + std::to_string(WEXITSTATUS(status))) +
+                       "):\n" + LastLines(ReadTextFile(log), 10));
+  }
+  if (result.value("status", "") != "ok") throw HarnessError(what + ": " + result.value("message", "cannot be loaded"));
+  return result.value("namespaces", std::vector<std::string>{});
+}
+
+}  // namespace
+
+void EnsureOperators(const Program& program, const RunnerOptions& runner) {
+  auto missing = [&] {
+    std::set<std::string> out;
+    for (const auto& node : program.nodes) {
+      std::string name, overload;
+      if (ParseTarget(node.target, &name, &overload) && !Registered(name, overload)) {
+        out.insert(name + (overload.empty() ? "" : "." + overload));
+      }
+    }
+    return out;
+  };
+  if (missing().empty()) return;
+  std::lock_guard<std::mutex> lock(LoadMutex());
+  for (const auto& library : runner.op_libraries) {
+    if (Handled().count(library) || missing().empty()) continue;
+    const std::set<std::string> here = RegisteredNamespaces();
+    std::string linked;
+    for (const auto& ns : NamespacesOf(library, runner)) {
+      if (here.count(ns)) linked += (linked.empty() ? "" : ", ") + ns;
+    }
+    Handled().insert(library);
+    if (!linked.empty()) {
+      // Linked into this binary already: a second registration would abort the process.
+      LOG(INFO) << "op library " << library << " registers " << linked << ", which this process has already; "
+                << "not loading it again";
+      continue;
+    }
+    if (::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      throw HarnessError("op library " + library + ": cannot be loaded: " + ::dlerror());
+    }
+    LOG(INFO) << "loaded op library " << library;
+  }
+  const std::set<std::string> still = missing();
+  if (still.empty()) return;
+  std::string ops, libraries;
+  for (const auto& op : still) ops += (ops.empty() ? "'" : ", '") + op + "'";
+  for (const auto& l : runner.op_libraries) libraries += (libraries.empty() ? "" : ", ") + l;
+  throw HarnessError("operator" + std::string(still.size() > 1 ? "s " : " ") + ops + " " +
+                     (still.size() > 1 ? "are" : "is") + " not registered; " +
+                     (libraries.empty() ? std::string("give the shared library that defines it (TORCH_LIBRARY) as "
+                                                      "op_libraries (aoti_model_test, --aoti_op_libraries), or link it "
+                                                      "into the test")
+                                        : "none of the op libraries (" + libraries + ") defines it"));
+}
+
+}  // namespace aoti
