@@ -141,15 +141,24 @@ def load_libraries():
 
 
 def load_program():
-    """The exported program MODEL of repro.pt2, with its sample inputs."""
+    """The exported program MODEL of repro.pt2, with its sample inputs. A library's pytree
+    types (transformers' output dicts) are registered by importing their module first."""
+    import importlib
+    import re
     from torch.export.pt2_archive import _package
 
-    try:
-        with _package.PT2ArchiveReader(PROGRAM) as reader:
-            programs = _package._load_exported_programs(reader, reader.get_file_names(), None)
-    except (AttributeError, TypeError):  # another torch: its public loader
-        programs = _package.load_pt2(PROGRAM).exported_programs
-    return programs[MODEL]
+    while True:
+        try:
+            try:
+                with _package.PT2ArchiveReader(PROGRAM) as reader:
+                    return _package._load_exported_programs(reader, reader.get_file_names(), None)[MODEL]
+            except (AttributeError, TypeError):  # another torch: its public loader
+                return _package.load_pt2(PROGRAM).exported_programs[MODEL]
+        except NotImplementedError as e:
+            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.\w+ in pytree is not registered", str(e))
+            if not found or found.group(1) in sys.modules:
+                raise
+            importlib.import_module(found.group(1))
 
 
 def child(package, inputs_path, outputs_path):

@@ -75,7 +75,16 @@ for k, case in enumerate([
          "accuracy": {"mode": "fp64", "tolerance": 0.001}, "inductor_configs": {}, "inputs": "inputs"},
         {"format": "aoti_harness.case/1", "package": "/abs/original.pt2", "failure_class": "compile error",
          "check_str": "error:", "accuracy": {"mode": "strict", "tolerance": 0.0001}},
-        {"package": "p.pt2"}]):
+        {"package": "p.pt2"},
+        {"format": "aoti_harness.case/2", "test": "UserOptions.AssertCloseMode", "package": "original.pt2",
+         "failure_class": "accuracy", "message": "1 of 1 outputs differ", "check_str": "", "inputs": "inputs",
+         "inductor_configs": {"cpp.inject_log1p_bug_TESTING_ONLY": "accuracy"}, "device": "cpu",
+         "check_options": {"model": "encoder", "judged_outputs": 0,
+                           "accuracy": {"mode": "assert_close", "tolerance": 0.001, "rtol": 1e-05, "atol": 1e-05,
+                                        "ignore_non_fp": False, "exact_non_fp": True},
+                           "runner": {"isolation": "child", "timeout_s": 150.0, "op_libraries": ["op_libraries/libops.so"],
+                                      "runtime_check_inputs": False, "env": ["OMP_NUM_THREADS=1"],
+                                      "env_pass_through": []}}}]):
     seed("case_file", f"case_{k}.json", json.dumps(case, indent=1))
 PY
 

@@ -296,14 +296,33 @@ def load_program(path, name, what):
     one. ContractError naming `what` and the programs there are otherwise."""
     from torch.export.pt2_archive import _package
 
-    try:
+    def read():
         try:
             with _package.PT2ArchiveReader(path) as reader:
-                programs = _package._load_exported_programs(reader, reader.get_file_names(), None)
+                return _package._load_exported_programs(reader, reader.get_file_names(), None)
         except (AttributeError, TypeError):  # another torch: its public loader
-            programs = _package.load_pt2(path).exported_programs
-    except Exception as e:
-        raise ContractError(f"{what} {path!r}: cannot read an exported program from it: {type(e).__name__}: {e}") from e
+            return _package.load_pt2(path).exported_programs
+
+    imported = set()
+    while True:
+        try:
+            programs = read()
+            break
+        except NotImplementedError as e:
+            # A program whose inputs or outputs are a library's pytree type (transformers'
+            # ModelOutput dicts): the type is registered when its module is imported, as the
+            # team's own code does before it loads the program.
+            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.[A-Za-z_]\w* in pytree is not registered", str(e))
+            if not found or found.group(1) in imported:
+                raise ContractError(f"{what} {path!r}: cannot read its exported program: {e}") from e
+            imported.add(found.group(1))
+            try:
+                importlib.import_module(found.group(1))
+            except Exception as ie:
+                raise ContractError(f"{what} {path!r}: its program uses {found.group(1)}'s pytree types, and that "
+                                    f"module cannot be imported ({type(ie).__name__}: {ie})") from e
+        except Exception as e:
+            raise ContractError(f"{what} {path!r}: cannot read an exported program from it: {type(e).__name__}: {e}") from e
     if name in programs:
         return programs[name]
     if len(programs) == 1:

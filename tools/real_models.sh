@@ -30,10 +30,15 @@ cd "$REPO"
 rm -rf "$REPO/repros"
 trap 'rm -rf "$REPO/repros"' EXIT
 
-# One planted case per class on the smallest graphs (CI), and every case (--all).
-CI_CASES=(bert_compile_error bert_runtime_error vit_signal vit_relu_accuracy bert_log1p_accuracy)
+# One planted case per class on the smallest graphs (CI), and every case (--all); then what a
+# model team brings: a package its pipeline shipped (reduced when told the pipeline's configs,
+# "not reduced" when a fresh compile does not fail), a test's own assert_close options, a bug
+# seen only in an int64 output, a custom operator given only as a shared library.
+TEAM_CASES=(resnet_shipped_relu_accuracy resnet_shipped_other_configs ast_calibrated_log1p_accuracy opt_relu_accuracy
+            distilbert_relu_accuracy)
+CI_CASES=(bert_compile_error bert_runtime_error vit_signal vit_relu_accuracy bert_log1p_accuracy "${TEAM_CASES[@]}")
 ALL_CASES=(bert_compile_error llama_compile_error bert_runtime_error gpt2_runtime_error vit_signal gpt2_signal
-           gpt2_relu_accuracy vit_relu_accuracy t5_log1p_accuracy bert_log1p_accuracy)
+           gpt2_relu_accuracy vit_relu_accuracy t5_log1p_accuracy bert_log1p_accuracy "${TEAM_CASES[@]}")
 healthy=1
 cases=("${CI_CASES[@]}")
 if [ "${1:-}" = "--all" ]; then
@@ -66,21 +71,32 @@ if ((healthy)); then
   # One row per model: op nodes (from the archive's program), the verdict, the interpreter's
   # bit-identity in float32 and bfloat16, and the seconds the check took (test.xml).
   "$AOTI_PYTHON" - "$(bazel info bazel-bin 2>/dev/null)" "$testlogs" <<'PY'
-import json, re, sys, zipfile
+import glob, json, re, sys, zipfile
 bin_dir, logs = sys.argv[1], sys.argv[2]
 identity = open(f"{logs}/interpreter_identity_test/test.log").read()
-print("| model | op nodes | verdict | interpreter fp32 | interpreter bf16 | check (s) |")
-print("| --- | ---: | --- | --- | --- | ---: |")
-for m in ["bert", "gpt2", "llama", "t5", "vit", "mixtral"]:
+# (test, package, what it shows); the six with a bfloat16 twin are in the identity test.
+rows = [(m + "_test", m, "") for m in ["bert", "gpt2", "llama", "t5", "vit", "mixtral"]] + [
+    ("ast_test", "ast", "keyword input, dict output"),
+    ("ast_assert_close_test", "ast", "the team's own test: assert_close at 1e-5"),
+    ("wav2vec2_test", "wav2vec2", "dict output holding a tuple"),
+    ("opt_test", "opt", "int64 output only"),
+    ("distilbert_test", "distilbert", "model 'encoder', custom op from op_libraries only"),
+    ("resnet_shipped_test", "resnet_shipped", "the team's shipped .pt2 (model 'classifier'), not recompiled"),
+    ("ast_calibrated_default_rule_test", "ast_calibrated_log1p_accuracy", "planted 1e-4 error: the fp64 rule lets it through"),
+]
+print("| test | op nodes | outputs | verdict | interpreter fp32 | interpreter bf16 | check (s) | what it shows |")
+print("| --- | ---: | ---: | --- | --- | --- | ---: | --- |")
+for test, m, what in rows:
     z = zipfile.ZipFile(f"{bin_dir}/{m}.pt2")
-    prog = json.loads(z.read(next(n for n in z.namelist() if n.endswith("models/model.json"))))
+    prog = json.loads(z.read(next(n for n in z.namelist() if re.search(r"/models/[^/]+\.json$", n))))
     ops = len(prog["graph_module"]["graph"]["nodes"])
-    log = open(f"{logs}/{m}_test/test.log").read()
-    verdict = "pass" if "[  PASSED  ] 1 test" in log else "FALSE ALARM"
-    secs = re.search(r'<testcase[^>]*time="([0-9.]+)"', open(f"{logs}/{m}_test/test.xml").read())
-    ident = lambda p: "bit-identical" if f"/{p}.pt2 " in identity and f"/{p}.pt2 (" in identity and \
-        re.search(rf"/{p}\.pt2 \([A-Za-z0-9]+\): bit-identical", identity) else "DIFFERS"
-    print(f"| {m} | {ops} | {verdict} | {ident(m)} | {ident(m + '_bf16')} | {secs.group(1) if secs else '?'} |")
+    outs = sum(1 for o in prog["graph_module"]["signature"]["output_specs"] if "user_output" in o)
+    log = open(f"{logs}/{test}/test.log").read()
+    verdict = "pass" if re.search(r"\[  PASSED  \] \d+ tests?", log) and "FAILED" not in log else "FALSE ALARM"
+    secs = re.search(r'<testcase[^>]*time="([0-9.]+)"', open(f"{logs}/{test}/test.xml").read())
+    ident = lambda p: ("bit-identical" if re.search(rf"/{p}\.pt2 \([A-Za-z0-9]+\): bit-identical", identity)
+                       else "DIFFERS") if not what else "-"
+    print(f"| {test} | {ops} | {outs} | {verdict} | {ident(m)} | {ident(m + '_bf16')} | {secs.group(1) if secs else '?'} | {what} |")
 PY
   echo "  healthy corpus: $(( $(date +%s) - start )) s"
   # One healthy check again with every debug variable set: still a pass.
@@ -95,6 +111,15 @@ expected_op() {
   esac
 }
 
+# The planted cases whose failure a fresh compile must not reproduce: the shipped package
+# was built with configs the harness was not told (its report says so; nothing is reduced).
+not_reproduced() { [[ "$1" == *_other_configs ]]; }
+
+# Compiles are shared through one compile cache, cleared for each run: the planted tests
+# write it, and aoti_reduce --case_dir on a case from outputs.zip reads it back.
+CACHE="$OUT/compile_cache"
+rm -rf "$CACHE" && mkdir -p "$CACHE"
+
 rows=()
 mkdir -p "$REPO/repros"
 targets=()
@@ -105,7 +130,7 @@ set +e
 # Two at a time on two cores: each reduction compiles with one g++ at a time
 # (AOTI_REDUCE_JOBS=1: one compile server each, so two tests fill the two cores).
 DUMP_AOTI_MINIFIER=1 bazel_cmd test "${targets[@]}" --nocache_test_results --local_test_jobs=2 "${test_env[@]}" \
-  --test_env=AOTI_REDUCE_JOBS=1 \
+  --test_env=AOTI_REDUCE_JOBS=1 --test_env=AOTI_COMPILE_CACHE_DIR="$CACHE" --sandbox_writable_path="$CACHE" \
   >"$OUT/planted.bazel.log" 2>&1
 rc=$?
 set -e
@@ -116,8 +141,15 @@ summary_fields='
 import json, sys
 s = json.load(open(sys.argv[1]))
 print(s["failure_class"].replace(" ", "_"), s["nodes_before"], s["nodes_after"], ",".join(s["ops"]) or "-",
-      s["compiles"], round(s["seconds"]))
+      s["compiles"], round(s["seconds"]), s.get("accuracy", "fp64"))
 '
+# aoti_reduce and its runner, as the model repository builds them, for --case_dir.
+bazel_cmd build @aoti_harness//reducer:aoti_reduce >"$OUT/aoti_reduce.build.log" 2>&1 ||
+  { tail -20 "$OUT/aoti_reduce.build.log"; fail "could not build @aoti_harness//reducer:aoti_reduce"; }
+aoti_reduce="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/reducer/aoti_reduce"
+runner="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/harness/aoti_runner"
+not_rows=()
+case_rows=()
 repro_targets=()
 declare -A klass_of info_of
 for c in "${cases[@]}"; do
@@ -130,7 +162,18 @@ for c in "${cases[@]}"; do
   [ -n "$summary" ] ||
     { fail "$c: outputs.zip has no repro"; grep -E '^\[aoti' "$testlogs/${c}_test/test.log" | tail -5; continue; }
   repro="$(dirname "$summary")"
-  read -r klass before after ops compiles seconds < <("$AOTI_PYTHON" -c "$summary_fields" "$summary")
+  if not_reproduced "$c"; then
+    # Nothing reduced, and the report says why, in plain words.
+    if "$AOTI_PYTHON" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["reduced"] is not False)' "$summary" &&
+       grep -q "a fresh compile of its whole program here" "$repro/report.md" && grep -q "inductor_configs" "$repro/report.md"; then
+      not_rows+=("| $c | $(head -c 300 "$repro/report.md" | tail -n +3 | tr '\n' ' ' | cut -c1-120)... |")
+    else
+      fail "$c: expected report.md to say that a fresh compile does not reproduce the shipped failure"
+      cat "$repro/report.md" 2>/dev/null | head -5
+    fi
+    continue
+  fi
+  read -r klass before after ops compiles seconds accuracy < <("$AOTI_PYTHON" -c "$summary_fields" "$summary")
   want="$(expected_op "$c")"
   [ "$after" -le 2 ] || fail "$c: the repro has $after nodes, expected at most 2"
   [[ ",$ops," == *",aten.$want."* ]] || fail "$c: the repro's ops ($ops) do not include $want"
@@ -145,12 +188,33 @@ for c in "${cases[@]}"; do
     fail "$c: python repro.py exited $py, expected 1"
     tail -5 "$OUT/$c.repro_py.log"
   fi
+  if [ "$accuracy" = assert_close ]; then
+    # The test's own rule travels: repro.py judged by it, and the case reduces again from
+    # outputs.zip with aoti_reduce --case_dir (its compiles from the shared cache).
+    grep -q "under assert_close accuracy" "$OUT/$c.repro_py.log" || fail "$c: repro.py did not judge by assert_close"
+    case_dir="$(dirname "$repro")"
+    set +e
+    "$aoti_reduce" minify --case_dir="$case_dir" --out="$OUT/$c.case_dir_repro" --python="$AOTI_PYTHON" \
+      --aoti_runner="$runner" --aoti_compile_cache_dir="$CACHE" --jobs=1 >"$OUT/$c.case_dir.log" 2>&1
+    rc_case=$?
+    set -e
+    if [ "$rc_case" -eq 0 ] && [ -f "$OUT/$c.case_dir_repro/summary.json" ]; then
+      read -r _ _ after2 ops2 compiles2 _ accuracy2 < <("$AOTI_PYTHON" -c "$summary_fields" "$OUT/$c.case_dir_repro/summary.json")
+      case_rows+=("| $c | $accuracy2 | $after2 | $ops2 | $compiles2 |")
+      [ "$accuracy2" = assert_close ] && [ "$after2" -le 2 ] && [[ ",$ops2," == *",aten.$want."* ]] ||
+        fail "$c: aoti_reduce --case_dir gave $after2 nodes ($ops2) under $accuracy2"
+    else
+      fail "$c: aoti_reduce minify --case_dir exited $rc_case"
+      tail -5 "$OUT/$c.case_dir.log"
+    fi
+  fi
   pkg="repros/${c}_repro"
   rm -rf "$pkg" && mkdir -p "$pkg"
-  cp "$repro/BUILD.bazel" "$repro/repro_test.cc" "$repro/repro.pt2" "$pkg/"
+  cp -r "$repro/BUILD.bazel" "$repro/repro_test.cc" "$repro/repro.pt2" "$repro/check_options.json" "$pkg/"
+  [ ! -d "$repro/op_libraries" ] || cp -r "$repro/op_libraries" "$pkg/"
   repro_targets+=("//$pkg:repro_test")
   klass_of[$c]="$klass"
-  info_of[$c]="${klass//_/ } | $before | $after | $ops | $compiles | $seconds s | $py_ok"
+  info_of[$c]="${klass//_/ } | $accuracy | $before | $after | $ops | $compiles | $seconds s | $py_ok"
 done
 if ((${#repro_targets[@]})); then
   echo "== bazel test ${repro_targets[*]} (the generated repro tests)"
@@ -174,9 +238,21 @@ done
 
 if ((${#rows[@]})); then
   echo
-  echo "| case | class | nodes before | after | ops left | compiles | reduction | repro.py | repro_test |"
-  echo "| --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- |"
+  echo "| case | class | rule | nodes before | after | ops left | compiles | reduction | repro.py | repro_test |"
+  echo "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- |"
   printf '%s\n' "${rows[@]}"
+fi
+if ((${#not_rows[@]})); then
+  echo
+  echo "| case (not reduced, as it must not be) | report.md |"
+  echo "| --- | --- |"
+  printf '%s\n' "${not_rows[@]}"
+fi
+if ((${#case_rows[@]})); then
+  echo
+  echo "| case reduced again by aoti_reduce --case_dir from outputs.zip | rule | nodes after | ops | compiles |"
+  echo "| --- | --- | ---: | --- | ---: |"
+  printf '%s\n' "${case_rows[@]}"
 fi
 total=$(( ${#cases[@]} + healthy ))
 echo "logs and unzipped outputs: $OUT"

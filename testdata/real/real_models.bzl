@@ -7,12 +7,16 @@ load("@aoti_harness//harness:defs.bzl", "aoti_model_test", "aoti_package")
 # terminates the process (SIGABRT, the "signal" class); compiled single-threaded
 # (cpp.threads=1, as for a one-core deployment) the exception reaches the caller (the
 # "runtime error" class).
+RELU = "cpp.inject_relu_bug_TESTING_ONLY"
+
+LOG1P = "cpp.inject_log1p_bug_TESTING_ONLY"
+
 PLANTS = {
-    "compile_error": ({"act": "relu"}, {"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}),
-    "runtime_error": ({"act": "relu"}, {"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error", "cpp.threads": "1"}),
-    "signal": ({"act": "relu"}, {"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}),
-    "relu_accuracy": ({"act": "relu"}, {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}),
-    "log1p_accuracy": ({"head": "log1p"}, {"cpp.inject_log1p_bug_TESTING_ONLY": "accuracy"}),
+    "compile_error": ({"act": "relu"}, {RELU: "compile_error"}),
+    "runtime_error": ({"act": "relu"}, {RELU: "runtime_error", "cpp.threads": "1"}),
+    "signal": ({"act": "relu"}, {RELU: "runtime_error"}),
+    "relu_accuracy": ({"act": "relu"}, {RELU: "accuracy"}),
+    "log1p_accuracy": ({"head": "log1p"}, {LOG1P: "accuracy"}),
 }
 
 def real_model(name):
@@ -35,4 +39,9 @@ def planted(model, plant):
         inductor_configs = configs,
         tags = ["manual"],
     )
-    aoti_model_test(name = name + "_test", size = "large", package = ":" + name, tags = ["manual"])
+    planted_case(name)
+
+def planted_case(name, **kwargs):
+    """<name>_test: the planted package <name> checked (by the generic test, or by `srcs`),
+    failing on purpose. Tagged manual: tools/real_models.sh runs it under DUMP_AOTI_MINIFIER=1."""
+    aoti_model_test(name = name + "_test", size = "large", package = ":" + name, tags = ["manual"], **kwargs)
