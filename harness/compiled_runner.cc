@@ -137,21 +137,9 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
     const bool tmpdir_given = std::any_of(env.begin(), env.end(), [](const auto& kv) { return kv.first == "TMPDIR"; });
     if (!tmpdir_given) env.emplace_back("TMPDIR", work.path());
     const std::string log = work.path() + "/child.log";
-    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (log_fd < 0) throw HarnessError("cannot create " + log + ": " + std::strerror(errno));
     int status = 0;
-    bool ended;
-    {
-      std::optional<Subprocess> child;
-      try {
-        child.emplace(Subprocess::Options{argv, ChildEnvironment({options.env_pass_through, env}), -1, log_fd, log_fd});
-      } catch (...) {
-        ::close(log_fd);
-        throw;
-      }
-      ::close(log_fd);
-      ended = child->Wait(options.timeout_s, &status);
-    }
+    const bool ended =
+        RunLogged(argv, ChildEnvironment({options.env_pass_through, env}), log, options.timeout_s, &status);
     o.stderr_text = ReadTextFile(log);
     if (!ended) {
       o.kind = OutcomeKind::kTimeout;

@@ -50,15 +50,19 @@ def _aoti_package_impl(ctx):
         args.add("--export-only")
     if ctx.attr.strict_export:
         args.add("--strict-export")
+    return _run_packager(ctx, args, [source], out, "AotiPackage", "AOTI-packaging %s" % ctx.label)
+
+def _run_packager(ctx, args, sources, out, mnemonic, progress_message):
+    """Runs tools/package_model.py; the package is the rule's one output."""
     ctx.actions.run(
         executable = ctx.file._python,
         arguments = [args],
         # The build key (torch version, host CPU ISA, compiler) is an input so that a
         # cache never serves a package built by another torch or for another host.
-        inputs = [source, ctx.file._tool, ctx.file._build_key] + ctx.files.data + ctx.files.op_libraries,
+        inputs = sources + [ctx.file._tool, ctx.file._build_key] + ctx.files.data + ctx.files.op_libraries,
         outputs = [out],
-        mnemonic = "AotiPackage",
-        progress_message = "AOTI-packaging %s" % ctx.label,
+        mnemonic = mnemonic,
+        progress_message = progress_message,
         use_default_shell_env = True,
     )
     return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
@@ -93,15 +97,15 @@ def _aoti_prebuilt_package_impl(ctx):
     args.add(ctx.file._tool)
     args.add("--prebuilt", ctx.file.pt2)
     args.add("--label", str(ctx.attr.pt2.label))
-    inputs = [ctx.file.pt2, ctx.file._tool, ctx.file._build_key] + ctx.files.data + ctx.files.op_libraries
+    sources = [ctx.file.pt2]
     if ctx.file.program:
         args.add("--exported-program", ctx.file.program)
         args.add("--label-program", str(ctx.attr.program.label))
-        inputs.append(ctx.file.program)
+        sources.append(ctx.file.program)
     if ctx.file.inputs:
         args.add("--inputs", ctx.file.inputs)
         args.add("--label-inputs", str(ctx.attr.inputs.label))
-        inputs.append(ctx.file.inputs)
+        sources.append(ctx.file.inputs)
     args.add("--out", out)
     if ctx.attr.model_name:
         args.add("--name", ctx.attr.model_name)
@@ -109,16 +113,7 @@ def _aoti_prebuilt_package_impl(ctx):
     args.add("--inductor-configs", json.encode(ctx.attr.inductor_configs))
     for lib in ctx.files.op_libraries:
         args.add("--load-library", lib)
-    ctx.actions.run(
-        executable = ctx.file._python,
-        arguments = [args],
-        inputs = inputs,
-        outputs = [out],
-        mnemonic = "AotiPrebuiltPackage",
-        progress_message = "Bringing in the shipped package %s" % ctx.label,
-        use_default_shell_env = True,
-    )
-    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+    return _run_packager(ctx, args, sources, out, "AotiPrebuiltPackage", "Bringing in the shipped package %s" % ctx.label)
 
 aoti_prebuilt_package = rule(
     implementation = _aoti_prebuilt_package_impl,

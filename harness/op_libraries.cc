@@ -1,13 +1,10 @@
 #include "harness/op_libraries.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <mutex>
-#include <optional>
 #include <set>
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -53,23 +50,9 @@ std::vector<std::string> NamespacesOf(const std::string& library, const RunnerOp
   const std::string binary = FindRunner(runner);
   TempDir work("aoti_op_library_probe");
   const std::string log = work.path() + "/probe.log";
-  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log_fd < 0) throw HarnessError("cannot create " + log + ": " + std::strerror(errno));
   int status = 0;
-  bool ended;
-  {
-    std::optional<Subprocess> child;
-    try {
-      child.emplace(Subprocess::Options{{binary, "--namespaces_of", library, "--outputs", work.path()},
-                                        ChildEnvironment({runner.env_pass_through, runner.env}),
-                                        -1, log_fd, log_fd});
-    } catch (...) {
-      ::close(log_fd);
-      throw;
-    }
-    ::close(log_fd);
-    ended = child->Wait(120, &status);
-  }
+  const bool ended = RunLogged({binary, "--namespaces_of", library, "--outputs", work.path()},
+                               ChildEnvironment({runner.env_pass_through, runner.env}), log, 120, &status);
   const std::string what = "op library " + library;
   if (!ended) throw HarnessError(what + ": loading it in the runner took more than 120 s");
   nlohmann::json result;

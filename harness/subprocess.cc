@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "harness/errors.h"
@@ -238,6 +239,21 @@ bool Subprocess::Wait(double timeout_s, int* status) {
     std::this_thread::sleep_for(pause);
     if (pause < std::chrono::milliseconds(50)) pause *= 2;
   }
+}
+
+bool RunLogged(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
+               double timeout_s, int* status) {
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw HarnessError("cannot create " + log_path + ": " + std::strerror(errno));
+  std::optional<Subprocess> child;
+  try {
+    child.emplace(Subprocess::Options{argv, env, -1, log_fd, log_fd});
+  } catch (...) {
+    ::close(log_fd);
+    throw;
+  }
+  ::close(log_fd);
+  return child->Wait(timeout_s, status);
 }
 
 }  // namespace aoti

@@ -71,6 +71,13 @@ class Subprocess {
   bool reaped_ = false;
 };
 
+// RunLogged: runs argv with `env`, its stdout and stderr into the file `log_path`, and
+// waits up to timeout_s: true with the wait status when it ended, false after killing its
+// group on timeout. Throws HarnessError when the log cannot be created or the process
+// cannot be started.
+bool RunLogged(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
+               double timeout_s, int* status);
+
 // SignalName: "SIGSEGV", "SIGABRT", ..., or "signal N".
 std::string SignalName(int sig);
 

@@ -464,7 +464,8 @@ TriageEvidence GatherEvidence(const std::string& package, const std::vector<at::
   if (!e.package_is_shared_object) {
     try {
       auto archive = Pt2Archive::Open(package);
-      if (archive->HasCompiledModel(options.model)) e.metadata = archive->AotiMetadata(options.model);
+      e.model = archive->ResolveModelName(options.model);
+      if (archive->HasCompiledModel(e.model)) e.metadata = archive->AotiMetadata(e.model);
       if (!inputs) sample = archive->SampleInputs();
     } catch (const std::exception&) {
       // The failure message says what is wrong with the package.
@@ -508,7 +509,8 @@ void DebugRerun(const std::string& package, const std::vector<at::Tensor>& input
   // only cost the whole timeout again.
   const bool hang = evidence->failure_class == "timeout";
   if (hang) runner.timeout_s = std::min(runner.timeout_s, 10.0);
-  const CompiledOutcome o = RunCompiled(package, options.model, inputs, runner);
+  const std::string model = evidence->model.empty() ? options.model : evidence->model;
+  const CompiledOutcome o = RunCompiled(package, model, inputs, runner);
   std::string what;
   if (o.ok()) {
     what = "ran to the end; the generated input checks found nothing wrong";
@@ -529,7 +531,7 @@ void DebugRerun(const std::string& package, const std::vector<at::Tensor>& input
     RunnerOptions deterministic = runner;
     deterministic.env.emplace_back("CUDA_LAUNCH_BLOCKING", "1");
     deterministic.env.emplace_back("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
-    const CompiledOutcome d = RunCompiled(package, options.model, inputs, deterministic);
+    const CompiledOutcome d = RunCompiled(package, model, inputs, deterministic);
     std::string summary = d.ok() ? std::string("ran to the end (the failure depends on timing or on the allocator)")
                                  : d.Summary().substr(0, 300);
     evidence->reruns.push_back(

@@ -38,6 +38,7 @@ struct OutputFiniteness {
 };
 
 struct TriageEvidence {
+  std::string model;                      // the model checked (the options' model resolved)
   std::string package;                  // the path the test gave
   bool package_is_shared_object = false;  // an ELF file, not a .pt2 archive
   std::string failure_class;            // the check's: preflight, compile error, ..., accuracy

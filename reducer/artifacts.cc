@@ -340,6 +340,17 @@ std::string EnvironmentHeader(const std::string& package) {
   return os.str();
 }
 
+// ShippedNote: for an original brought in as shipped (aoti_prebuilt_package), where it came
+// from and what the candidates were compiled with; "" otherwise.
+static std::string ShippedNote(const Pt2Archive& original, const std::string& configs_json) {
+  const auto& m = original.Manifest();
+  if (!m || !m->prebuilt) return "";
+  return "The original is a package as its team shipped it: `" + m->prebuilt->package + "` (sha256 " +
+         m->prebuilt->sha256 + "), its compiled model run as shipped; the program from " + m->prebuilt->program +
+         ", the inputs from " + m->prebuilt->inputs + ". The candidates were compiled here with inductor_configs `" +
+         configs_json + "`.\n\n";
+}
+
 // Messages name the reducer's temporary candidate archive; in the artifacts it is repro.pt2.
 static std::string WithReproPath(std::string message, const std::string& archive) {
   if (archive.empty()) return message;
@@ -429,6 +440,7 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   md << "# AOTI repro: " << r.failure_class << "\n\n"
      << "Reduced `" << spec.package << "` from **" << r.nodes_before << "** to **" << r.nodes_after << "** nodes"
      << (r.culprit.empty() ? std::string(".") : "; the culprit is `" + r.culprit + "`.") << " A page of it: `report.html`.\n\n"
+     << ShippedNote(*original, r.inductor_configs_json)
      << "## Failure\n\n```\n" << WithReproPath(r.message, r.final_archive) << "\n```\n\n"
      << "## Environment\n\n```\n" << env << "```\n\n"
      << "## Minimal graph\n\n```\n" << FormatGraph(r.minimal) << "```\n\n";

@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/check_flags.h"
 #include "harness/archive_rewrite.h"
 #include "harness/check.h"
 #include "harness/errors.h"

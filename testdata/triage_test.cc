@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/check_flags.h"
 #include "harness/archive_rewrite.h"
 #include "harness/flags.h"
 #include "harness/pt2_archive.h"

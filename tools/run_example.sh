@@ -92,7 +92,7 @@ else
     fail "the demo's report.html does not render cleanly"
   echo "  run the repro:"
   echo "    python $repro/repro.py                 # exits 1 while the bug is there"
-  echo "    cp $repro/{BUILD.bazel,repro_test.cc,repro.pt2} <a package of this repository>/"
+  echo "    cp -r $repro/{BUILD.bazel,repro_test.cc,repro.pt2,check_options.json} <a package of this repository>/"
   echo "    bazel test //<that package>:repro_test  # fails the same way"
   echo "    open $repro/report.html                # the graphs, the error plot, the steps"
   set +e
