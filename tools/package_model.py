@@ -672,7 +672,8 @@ def package_prebuilt(args, configs, workdir, start):
                             "(aoti_prebuilt_package's inputs: a torch.save file or a Python file with example_inputs())")
     check_call_spec(shipped, name, ep)
     source = args.label or shipped
-    flat_out, flat_out64 = run_eager(ep.module(), ex_args, ex_kwargs, source)
+    flat_out, flat_out64 = run_eager(ep.module(), ex_args, ex_kwargs,
+                                     source if not args.inputs else f"{source} on the inputs {inputs_from}")
     tensors, recs = tensor_records(ep, flat_inputs(ep, ex_args, ex_kwargs), flat_out, flat_out64, source)
     manifest = package_manifest(
         name, {"status": "ok", "seconds": 0.0}, recs["inputs"], model_file=source, seed=args.seed,

@@ -47,6 +47,10 @@ expect_error "inputs of another kind" "holds a str" "a tuple of tensors" \
 echo "def not_inputs(): pass" >"$work/inputs.py"
 expect_error "a Python inputs file without example_inputs()" "must define example_inputs()" \
   -- --prebuilt "$two" --name encoder --inputs "$work/inputs.py"
+# Inputs the program refuses (a static batch of 4): the error names the inputs file.
+"$python" -c "import torch, sys; torch.save((torch.ones(3, 8),), sys.argv[1])" "$work/three_rows.pt"
+expect_error "inputs of another shape" "on the inputs" "three_rows.pt" "eager run raised" \
+  -- --prebuilt "$two" --name decoder --inputs "$work/three_rows.pt"
 # Not an archive at all; an archive with no compiled model; one with no program.
 echo "not a zip" >"$work/not.pt2"
 expect_error "not an archive" "not a .pt2 archive" -- --prebuilt "$work/not.pt2"
@@ -81,5 +85,28 @@ PY
 else
   echo "FAIL: the decoder did not package:"; tail -5 "$work/log"; failures=$((failures + 1))
 fi
+# Inputs from a Python file with example_inputs(), and from a torch.save'd (args, kwargs) pair:
+# the package records them (other values than the program's own) and where they came from.
+cat >"$work/decoder_inputs.py" <<'PY'
+import torch
+
+def example_inputs():
+    return (torch.full((4, 8), 0.5),)
+PY
+"$python" -c "import torch, sys; torch.save(((torch.full((4, 8), 2.0),), {}), sys.argv[1])" "$work/decoder_inputs.pt"
+for inputs in "$work/decoder_inputs.py" "$work/decoder_inputs.pt"; do
+  if "$python" "$tool" --prebuilt "$two" --name decoder --inputs "$inputs" --out "$work/decoder_in.pt2" >"$work/log" 2>&1; then
+    "$python" - "$work/decoder_in.pt2" "$inputs" <<'PY' || failures=$((failures + 1))
+import json, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+m = json.loads(z.read(next(n for n in z.namelist() if n.endswith("extra/aoti_harness/package.json"))))
+assert m["inputs"][0]["sizes"] == [4, 8], m["inputs"]
+assert m["prebuilt"]["inputs"] == sys.argv[2], m["prebuilt"]
+print(f"ok: inputs from {sys.argv[2].rsplit('/', 1)[-1]}: {m['inputs'][0]['sizes']}, recorded as their source")
+PY
+  else
+    echo "FAIL: the decoder did not package with --inputs $inputs:"; tail -3 "$work/log"; failures=$((failures + 1))
+  fi
+done
 [ "$failures" -eq 0 ] && echo "prebuilt_package_test: all passed"
 exit "$failures"
