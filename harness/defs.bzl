@@ -137,7 +137,7 @@ aoti_prebuilt_package = rule(
     },
 )
 
-def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [], args = [], data = [], op_libraries = [], **kwargs):
+def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [], args = [], data = [], op_libraries = [], shapes = {}, **kwargs):
     """A cc_test of an aoti_package: gets --aoti_package=<path>, the isolated runner, and
     the reducer's listener (on with DUMP_AOTI_MINIFIER=1 or --aoti_reduce_on_failure).
 
@@ -145,6 +145,11 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
     packages: more of them by key, {"small": ":m_small", "large": ":m_large"}, for a test
     that checks a model at several shapes or checkpoints (aoti::PackageUnderTest("small")).
     Give package, packages, or both.
+
+    shapes: more shapes for the generic test, {"long": "2x64/2x64"} (each user input's sizes
+    separated by '/', dimensions by 'x'), each a test of its own (AotiModelShapes.long). A
+    package with dynamic dimensions is also checked at its ranges' minimum and maximum, and at
+    sizes no two dynamic dimensions share.
 
     With no srcs it runs the harness' generic test: EXPECT_AOTI_MATCHES_EAGER on the sample
     inputs of each package. op_libraries: shared libraries of custom operators the
@@ -157,6 +162,10 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
         if not key or "=" in key or "," in key:
             fail("aoti_model_test %s: packages key '%s': expected a non-empty name without '=' or ','" % (name, key))
     lib_args = ["--aoti_op_libraries=" + ",".join(["$(rootpath %s)" % lib for lib in op_libraries])] if op_libraries else []
+    for shape in shapes:
+        if not shape or "=" in shape or "," in shape:
+            fail("aoti_model_test %s: shapes key '%s': expected a name of letters, digits and '_'" % (name, shape))
+    shape_args = ["--aoti_shapes=" + ",".join(["%s=%s" % (k, shapes[k]) for k in shapes])] if shapes else []
     package_args = ["--aoti_package=$(rootpath %s)" % package] if package else []
     if packages:
         package_args.append("--aoti_packages=" + ",".join(["%s=$(rootpath %s)" % (key, packages[key]) for key in packages]))
@@ -178,6 +187,6 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
             "--aoti_runner=$(rootpath %s)" % Label("//harness:aoti_runner"),
             "--aoti_python=$(rootpath %s)" % Label("@torch//:python"),
             "--aoti_compile_server=$(rootpath %s)" % Label("//tools:compile_server.py"),
-        ] + lib_args,
+        ] + lib_args + shape_args,
         **kwargs
     )

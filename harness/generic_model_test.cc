@@ -1,6 +1,11 @@
 // The default test of aoti_model_test: the EXPECT_AOTI_MATCHES_EAGER check on the package named by
 // --aoti_package and on each package named by key (--aoti_packages), with its recorded
 // sample inputs, and a one-line result per package on stdout.
+//
+// A package with dynamic dimensions is checked across their ranges too: one test per shape
+// (AotiModelShapes.min, .max, .distinct, and the team's own from --aoti_shapes; prefixed by
+// the package's key), each with its own name in test.xml and its own case, so a failure at
+// one shape is reduced at that shape (harness/dynamic_shapes.h).
 #include <iostream>
 #include <string>
 #include <utility>
@@ -9,17 +14,22 @@
 #include <gtest/gtest.h>
 
 #include "harness/check_flags.h"
+#include "harness/dynamic_shapes.h"
 #include "harness/errors.h"
 #include "harness/flags.h"
+#include "harness/program.h"
+#include "harness/pt2_archive.h"
+#include "harness/test_hooks.h"
 #include "matchers/aoti_matches_eager.h"
 
 namespace aoti {
 namespace {
 
-void CheckOne(const std::string& package, const CheckOptions& options) {
+void CheckOne(const std::string& package, const CheckOptions& options, const std::vector<at::Tensor>* inputs = nullptr,
+              const std::string& at = "") {
   CheckReport report;
-  const ::testing::AssertionResult result = AotiMatchesEager(package, nullptr, options, &report);
-  std::cout << "[aoti] " << package << ": "
+  const ::testing::AssertionResult result = AotiMatchesEager(package, inputs, options, &report);
+  std::cout << "[aoti] " << package << at << ": "
             << (report.pass ? "compiled matches eager"
                             : "FAILED (" + report.failure_class +
                                   (report.diagnoses.empty() ? "" : ", diagnosis " + report.diagnoses.front().id) + ")");
@@ -33,11 +43,18 @@ void CheckOne(const std::string& package, const CheckOptions& options) {
   EXPECT_TRUE(result) << result.message();
 }
 
+// The packages under test: (key, path), the unkeyed --aoti_package first.
+std::vector<std::pair<std::string, std::string>> Packages() {
+  std::vector<std::pair<std::string, std::string>> packages;
+  if (!FLAGS_aoti_package.empty()) packages.emplace_back("", FLAGS_aoti_package);
+  for (const auto& key : PackageKeys()) packages.emplace_back(key, PackageUnderTest(key));
+  return packages;
+}
+
 TEST(AotiModel, CompiledMatchesEager) {
   std::vector<std::pair<std::string, std::string>> packages;  // (key, path)
   try {
-    if (!FLAGS_aoti_package.empty()) packages.emplace_back("", FLAGS_aoti_package);
-    for (const auto& key : PackageKeys()) packages.emplace_back(key, PackageUnderTest(key));
+    packages = Packages();
   } catch (const HarnessError& e) {
     FAIL() << e.what();
   }
@@ -53,6 +70,83 @@ TEST(AotiModel, CompiledMatchesEager) {
     CheckOne(path, options);
   }
 }
+
+std::string Describe(const ShapePoint& point) {
+  std::string s;
+  for (const auto& sizes : point.sizes) {
+    s += s.empty() ? "" : ", ";
+    for (size_t d = 0; d < sizes.size(); ++d) s += (d ? "x" : "") + std::to_string(sizes[d]);
+  }
+  for (const auto& [sym, v] : point.symbols) s += " " + sym + "=" + std::to_string(v);
+  return s;
+}
+
+// One package at one shape: inputs made by the package's rule at that shape.
+class ShapeCheck : public ::testing::Test {
+ public:
+  ShapeCheck(std::string package, ShapePoint point) : package_(std::move(package)), point_(std::move(point)) {}
+  void TestBody() override {
+    CheckOptions options;
+    std::vector<at::Tensor> inputs;
+    try {
+      options = CheckOptionsFromFlags();
+      inputs = InputsAt(point_, SampleInputs(package_), /*seed=*/0);
+    } catch (const HarnessError& e) {
+      FAIL() << e.what();
+    }
+    RecordProperty("aoti_shape", Describe(point_));
+    CheckOne(package_, options, &inputs, " at shape " + point_.name + " (" + Describe(point_) + ")");
+  }
+
+ private:
+  std::string package_;
+  ShapePoint point_;
+};
+
+// A planning problem (a dimension this planner cannot size, a malformed --aoti_shapes) is a
+// failing test of its own, with the reason.
+class ShapePlanningFailed : public ::testing::Test {
+ public:
+  explicit ShapePlanningFailed(std::string why) : why_(std::move(why)) {}
+  void TestBody() override { FAIL() << why_; }
+
+ private:
+  std::string why_;
+};
+
+void RegisterShapeChecks() {
+  std::vector<std::pair<std::string, std::string>> packages;
+  try {
+    packages = Packages();
+  } catch (const HarnessError&) {
+    return;  // AotiModel.CompiledMatchesEager says what is wrong
+  }
+  for (const auto& [key, path] : packages) {
+    const std::string prefix = key.empty() ? "" : key + "_";
+    std::vector<ShapePoint> points;
+    try {
+      auto archive = Pt2Archive::Open(path);
+      if (!archive->Manifest() || archive->Manifest()->compile.status == "export_error") continue;
+      const Program program = Program::Parse(archive->ProgramJson(archive->ResolveModelName(FLAGS_aoti_model_name)), path);
+      points = ShapePoints(program, archive->SampleInputsOnCpu());
+      for (auto& p : ParseShapes(FLAGS_aoti_shapes, program.Signature().user_inputs.size())) points.push_back(p);
+    } catch (const std::exception& e) {
+      const std::string why = std::string("the shapes to check ") + (key.empty() ? "" : "package '" + key + "' ") +
+                              "at could not be planned: " + e.what();
+      ::testing::RegisterTest("AotiModelShapes", (prefix + "planning").c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                              [why]() -> ::testing::Test* { return new ShapePlanningFailed(why); });
+      continue;
+    }
+    for (const auto& point : points) {
+      ::testing::RegisterTest("AotiModelShapes", (prefix + point.name).c_str(), nullptr, Describe(point).c_str(),
+                              __FILE__, __LINE__, [path = path, point]() -> ::testing::Test* {
+                                return new ShapeCheck(path, point);
+                              });
+    }
+  }
+}
+
+const bool kShapeChecks = RegisterTestRegistrar(RegisterShapeChecks);
 
 }  // namespace
 }  // namespace aoti

@@ -1,7 +1,7 @@
 // The main() of every harness test binary: Bazel's sharding handed to GoogleTest, then
 // GoogleTest, then gflags (--aoti_* flags), then glog writing to stderr (tests must not
-// leave log files behind), then the listeners linked-in libraries registered (the
-// reducer's, in aoti_model_test).
+// leave log files behind), then the listeners and test registrars linked-in libraries
+// registered (the reducer's listener, the generic test's checks at dynamic shapes).
 //
 // Sharding (`shard_count` on an aoti_model_test): Bazel sets TEST_TOTAL_SHARDS,
 // TEST_SHARD_INDEX and TEST_SHARD_STATUS_FILE. Its test wrapper passes the first two on
@@ -38,5 +38,6 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, /*remove_flags=*/true);
   aoti::InitLogging(argv[0]);
   aoti::InstallRegisteredListeners();
+  aoti::RunTestRegistrars();
   return RUN_ALL_TESTS();
 }

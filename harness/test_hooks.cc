@@ -8,7 +8,21 @@ std::vector<ListenerFactory>& Factories() {
   return *factories;
 }
 
+std::vector<std::function<void()>>& Registrars() {
+  static auto* registrars = new std::vector<std::function<void()>>();
+  return *registrars;
+}
+
 }  // namespace
+
+bool RegisterTestRegistrar(std::function<void()> registrar) {
+  Registrars().push_back(std::move(registrar));
+  return true;
+}
+
+void RunTestRegistrars() {
+  for (const auto& r : Registrars()) r();
+}
 
 bool RegisterListenerFactory(ListenerFactory factory) {
   Factories().push_back(std::move(factory));
