@@ -210,6 +210,15 @@ TensorComparison CompareOutputs(const at::Tensor& compiled_any, const at::Tensor
   return c;
 }
 
+bool PassedOnAnUnreliableReference(const TensorComparison& c, const at::Tensor& fp64, double* relative) {
+  *relative = 0;
+  if (!c.pass || c.multiplier <= 0 || !fp64.defined()) return false;  // not judged by the RMSE bound
+  const double rms = OnCpu(fp64).to(at::kDouble).pow(2).mean().sqrt().item<double>();
+  if (!(rms > 0)) return false;
+  *relative = c.rmse_eager / rms;
+  return *relative > kUnreliableReference;
+}
+
 std::string FormatIndex(const std::vector<int64_t>& index) {
   std::ostringstream os;
   os << "(";

@@ -88,6 +88,17 @@ TensorComparison CompareElements(const at::Tensor& actual, const at::Tensor& exp
 TensorComparison CompareOutputs(const at::Tensor& compiled, const at::Tensor& eager,
                                 const at::Tensor& fp64, const AccuracyOptions& options);
 
+// kUnreliableReference: eager's relative RMSE against float64 above which float64 cannot
+// judge an output (bf16's rounding is about 1e-2, fp16's 1e-3, fp32's 1e-7; a random op or
+// a sum of cancelling terms is tens of percent).
+constexpr double kUnreliableReference = 0.1;
+
+// PassedOnAnUnreliableReference: `c` (CompareOutputs' verdict with `fp64` as reference)
+// passed by the float64 RMSE bound, not by allclose, while eager itself is more than
+// kUnreliableReference from float64: the bound scales with eager's error, so any compiled
+// output of that size would have passed. `relative` gets RMSE(eager, fp64) / RMS(fp64).
+bool PassedOnAnUnreliableReference(const TensorComparison& c, const at::Tensor& fp64, double* relative);
+
 // DescribeComparison: the multi-line explanation of a failed (or passed) comparison:
 // mismatched elements, greatest absolute and relative differences with their indices,
 // got / eager / fp64 at the worst element, and the RMSEs with their bound.

@@ -174,4 +174,26 @@ TEST(AccuracyRule, NoFp64ReferenceMeansAllcloseDecides) {
 }
 
 }  // namespace
+// A pass by the RMSE bound is only as good as float64's hold on eager: with eager 30% from
+// float64 the bound lets a compiled output 36% off pass; the rule says it cannot judge.
+TEST(AccuracyRule, APassOnAnUnreliableReferenceIsSeen) {
+  at::manual_seed(3);
+  const at::Tensor fp64 = at::randn({2000}, at::kDouble);
+  for (double noise : {1e-3, 0.3}) {
+    SCOPED_TRACE("eager's noise " + std::to_string(noise));
+    const at::Tensor eager = (fp64 + noise * at::randn({2000}, at::kDouble)).to(at::kFloat);
+    const at::Tensor compiled = eager + static_cast<float>(noise * 0.7) * at::randn({2000});
+    const TensorComparison c = CompareOutputs(compiled, eager, fp64, AccuracyOptions{});
+    ASSERT_TRUE(c.pass) << c.reason;
+    EXPECT_EQ(c.reason, "within the float64 RMSE bound");
+    double relative = 0;
+    EXPECT_EQ(PassedOnAnUnreliableReference(c, fp64, &relative), noise > 0.1);
+    EXPECT_NEAR(relative, noise, noise * 0.1);
+  }
+  // A pass by allclose needs no reference.
+  const at::Tensor eager = (fp64 + 0.3 * at::randn({2000}, at::kDouble)).to(at::kFloat);
+  double relative = 0;
+  EXPECT_FALSE(PassedOnAnUnreliableReference(CompareOutputs(eager, eager, fp64, AccuracyOptions{}), fp64, &relative));
+}
+
 }  // namespace aoti

@@ -3,7 +3,10 @@
 // result.json {"status": ..., "message": ...}. A crash in the model kills only this
 // process; the parent reads the signal from its exit status.
 //
-//   aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]...
+//   aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]... [--seed N]
+//
+// With --seed, ATen's generator is seeded before the run (a model compiled with
+// fallback_random=True then draws what a seeded eager run draws).
 //
 // It also tells which operator namespaces a library of custom operators registers, by
 // loading it here, where no test has linked it (result.json "namespaces"):
@@ -18,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <ATen/Context.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <nlohmann/json.hpp>
 
@@ -30,7 +34,7 @@ namespace {
 
 int Usage(const std::string& problem) {
   std::cerr << "aoti_runner: " << problem
-            << "\nusage: aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]...\n"
+            << "\nusage: aoti_runner --package P --model NAME --inputs DIR --outputs DIR [--op_library SO]... [--seed N]\n"
             << "       aoti_runner --namespaces_of SO --outputs DIR\n";
   return 64;
 }
@@ -47,7 +51,7 @@ int main(int argc, char** argv) {
   // Line-buffered: what the compiled model prints (AOTI's kernel-name printer among it)
   // reaches the log even when the model then dies of a signal.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  std::string package, model = "model", inputs, outputs, namespaces_of;
+  std::string package, model = "model", inputs, outputs, namespaces_of, seed;
   std::vector<std::string> libraries;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -59,6 +63,7 @@ int main(int argc, char** argv) {
     else if (arg == "--outputs") outputs = value;
     else if (arg == "--op_library") libraries.push_back(value);
     else if (arg == "--namespaces_of") namespaces_of = value;
+    else if (arg == "--seed") seed = value;
     else return Usage("unknown argument " + arg);
   }
   if (!namespaces_of.empty() && outputs.empty()) return Usage("--namespaces_of needs --outputs");
@@ -100,6 +105,7 @@ int main(int argc, char** argv) {
     auto archive = aoti::Pt2Archive::Open(package);
     auto compiled = aoti::CompiledModel::Load(*archive, model);
     const auto in = aoti::ReadTensorBundle(inputs);
+    if (!seed.empty()) at::manual_seed(std::stoull(seed));
     const auto out = compiled->Run(in);
     aoti::WriteTensorBundle(outputs, out);
     return finish("ok", "");

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include <ATen/Context.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/compiled_model.h"
@@ -32,11 +33,12 @@ bool IsExecutable(const std::string& path) {
 }
 
 CompiledOutcome RunInProcess(const std::string& package, const std::string& model,
-                             const std::vector<at::Tensor>& inputs) {
+                             const std::vector<at::Tensor>& inputs, int64_t seed) {
   CompiledOutcome o;
   try {
     auto archive = Pt2Archive::Open(package);
     auto compiled = CompiledModel::Load(*archive, model);
+    if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
     o.outputs = compiled->Run(CopyOf(inputs));  // the model may mutate its inputs in place
     o.kind = OutcomeKind::kOk;
   } catch (const AotiCompileError& e) {
@@ -109,7 +111,7 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
     const char* old = std::getenv("AOTI_RUNTIME_CHECK_INPUTS");
     const std::string saved = old ? old : "";
     if (options.runtime_check_inputs) ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 1);
-    CompiledOutcome o = RunInProcess(package, model, inputs);
+    CompiledOutcome o = RunInProcess(package, model, inputs, options.seed);
     if (options.runtime_check_inputs) {
       if (old) ::setenv("AOTI_RUNTIME_CHECK_INPUTS", saved.c_str(), 1);
       else ::unsetenv("AOTI_RUNTIME_CHECK_INPUTS");
@@ -129,6 +131,10 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
     for (const auto& lib : options.op_libraries) {
       argv.push_back("--op_library");
       argv.push_back(lib);
+    }
+    if (options.seed >= 0) {
+      argv.push_back("--seed");
+      argv.push_back(std::to_string(options.seed));
     }
     std::vector<std::pair<std::string, std::string>> env = options.env;
     if (options.runtime_check_inputs) env.emplace_back("AOTI_RUNTIME_CHECK_INPUTS", "1");

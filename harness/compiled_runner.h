@@ -15,6 +15,7 @@
 // the group is killed on timeout and whenever the runner object goes away early.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,9 @@ struct RunnerOptions {
   std::string runner_path;                 // the aoti_runner binary; found in runfiles if empty
   std::vector<std::string> op_libraries;   // shared libraries of custom ops for the child
   bool runtime_check_inputs = false;       // AOTI_RUNTIME_CHECK_INPUTS=1 for the run
+  // seed: ATen's generator seeded with it before the run (and before eager's, by the check),
+  // so a model compiled with fallback_random=True draws what eager draws; negative: unseeded.
+  int64_t seed = -1;
   std::vector<std::pair<std::string, std::string>> env;  // extra environment for the child
   // PyTorch debug variables (StrippedTorchVariables) the child keeps; "*" keeps all.
   std::vector<std::string> env_pass_through;
