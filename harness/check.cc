@@ -5,7 +5,13 @@
 
 #include <algorithm>
 #include <map>
+#include <limits>
 #include <memory>
+#include <set>
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
 #include "harness/interpreter.h"
@@ -22,6 +28,130 @@ std::string AbsolutePath(const std::string& path) {
   return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
 
+// RandomNodes: the program's nodes whose operator draws random numbers (tagged
+// nondeterministic_seeded in this wheel: randn_like, rand, bernoulli, native_dropout,
+// scaled_dot_product_attention, ...), as "name (aten.randn_like.default)". A node whose
+// dropout is off draws nothing and is left out: train false, or a probability p / dropout_p
+// of 0, as given or by the schema's default (attention's dropout_p is 0 unless given).
+std::vector<std::string> RandomNodes(const Program& program) {
+  std::vector<std::string> out;
+  for (const auto& node : program.nodes) {
+    std::string name, overload;
+    if (!ParseTarget(node.target, &name, &overload)) continue;
+    const auto op = c10::Dispatcher::singleton().findSchema({name, overload});
+    if (!op || !op->hasTag(at::Tag::nondeterministic_seeded)) continue;
+    bool draws = true;
+    for (const auto& a : op->schema().arguments()) {
+      if (a.name() != "train" && a.name() != "p" && a.name() != "dropout_p") continue;
+      const nlohmann::json* given = nullptr;
+      for (const auto& in : node.inputs) {
+        if (in.name == a.name()) given = &in.arg;
+      }
+      if (a.name() == "train") {
+        if (given && given->contains("as_bool")) {
+          draws = draws && (*given)["as_bool"].get<bool>();
+        } else if (!given && a.default_value() && a.default_value()->isBool()) {
+          draws = draws && a.default_value()->toBool();
+        }
+        continue;
+      }
+      if (given && given->contains("as_float")) {
+        draws = draws && (*given)["as_float"].get<double>() != 0.0;
+      } else if (!given && a.default_value() && a.default_value()->isDouble()) {
+        draws = draws && a.default_value()->toDouble() != 0.0;
+      }
+    }
+    if (draws) out.push_back(node.name + " (" + node.target.substr(node.target.rfind("torch.ops.", 0) == 0 ? 10 : 0) + ")");
+  }
+  return out;
+}
+
+// MutatesState: a run changes the program's parameters or buffers (a mutation output, or an
+// in-place op on a lifted one), so a second run does not start where the first did.
+bool MutatesState(const Program& program) {
+  std::set<std::string> state;
+  for (const auto& s : program.output_specs) {
+    if (s.kind == OutputKind::kBufferMutation || s.kind == OutputKind::kParameterMutation) return true;
+  }
+  for (const auto& s : program.input_specs) {
+    if (s.kind != InputKind::kUserInput && !s.value_name.empty()) state.insert(s.value_name);
+  }
+  for (const auto& node : program.nodes) {
+    for (const auto& v : MutatedValueNames(node)) {
+      if (state.count(v)) return true;
+    }
+  }
+  return false;
+}
+
+// SameValues: a and b hold the same values (NaN equal to NaN); else the first output that
+// differs and the greatest absolute difference there.
+bool SameValues(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, size_t* first, double* max_diff) {
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    const at::Tensor x = a[i].detach().cpu(), y = b[i].detach().cpu();
+    if (x.sizes() != y.sizes() || x.scalar_type() != y.scalar_type()) {
+      *first = i;
+      *max_diff = std::numeric_limits<double>::infinity();
+      return false;
+    }
+    if (x.is_floating_point() || x.is_complex()) {
+      const at::Tensor same = at::eq(x, y).logical_or(at::isnan(x).logical_and(at::isnan(y)));
+      if (same.all().item<bool>()) continue;
+      *first = i;
+      *max_diff = at::where(same, at::zeros_like(x), x - y).abs().max().item<double>();
+      return false;
+    }
+    if (!at::equal(x, y)) {
+      *first = i;
+      *max_diff = (x.to(at::kDouble) - y.to(at::kDouble)).abs().max().item<double>();
+      return false;
+    }
+  }
+  *first = a.size();
+  return a.size() == b.size();
+}
+
+// RecordedAgreement: eager's outputs against the Python eager outputs the package recorded
+// when it was built. "" when they agree (at four times assert_close's tolerances for the
+// dtype: another machine's thread count may reorder a reduction), else what differs.
+std::string DisagreementWithRecorded(const std::vector<at::Tensor>& eager, const std::vector<at::Tensor>& recorded,
+                                     const std::vector<std::string>& names) {
+  for (size_t i = 0; i < eager.size(); ++i) {
+    const at::Tensor e = eager[i].detach().cpu(), p = recorded[i];
+    const std::string name = "output " + std::to_string(i) + " '" + (i < names.size() ? names[i] : "?") + "'";
+    if (e.sizes() != p.sizes() || e.scalar_type() != p.scalar_type()) {
+      return name + ": the interpreter gives " + DescribeTensor(e) + ", Python eager gave " + DescribeTensor(p);
+    }
+    const auto [rtol, atol] = AssertCloseTolerances(e.scalar_type());
+    const bool is_bool = e.scalar_type() == at::kBool;
+    if (at::allclose(is_bool ? e.to(at::kByte) : e, is_bool ? p.to(at::kByte) : p, 4 * rtol, 4 * atol, true)) continue;
+    const double diff = (e.to(at::kDouble) - p.to(at::kDouble)).abs().nan_to_num(0).max().item<double>();
+    return name + " (" + DescribeTensor(e) + "): the interpreter and Python eager differ by up to " +
+           std::to_string(diff) + " (allowed: rtol " + std::to_string(4 * rtol) + ", atol " + std::to_string(4 * atol) + ")";
+  }
+  return "";
+}
+
+// SameTensors: `given` holds the package's sample inputs (same shapes, dtypes and values).
+bool SameTensors(const std::vector<at::Tensor>& given, const std::vector<at::Tensor>& sample) {
+  if (given.size() != sample.size()) return false;
+  for (size_t i = 0; i < given.size(); ++i) {
+    const at::Tensor g = given[i].detach().cpu(), s = sample[i].detach().cpu();
+    if (g.sizes() != s.sizes() || g.scalar_type() != s.scalar_type() || !at::equal(g, s)) return false;
+  }
+  return true;
+}
+
+// FallbackRandom: the package's inductor configs set fallback_random (compiled random ops
+// then call ATen's, drawing from the generator eager uses).
+bool FallbackRandom(const Pt2Archive& archive) {
+  if (!archive.Manifest()) return false;
+  const nlohmann::json c = nlohmann::json::parse(archive.Manifest()->inductor_configs_json, nullptr, false);
+  if (!c.is_object() || !c.contains("fallback_random")) return false;
+  const auto& v = c["fallback_random"];
+  return v.is_boolean() ? v.get<bool>() : v.is_string() && (v.get<std::string>() == "true" || v.get<std::string>() == "True");
+}
+
 CheckReport Fail(CheckReport r, std::string failure_class, std::string message) {
   r.pass = false;
   r.failure_class = std::move(failure_class);
@@ -29,10 +159,8 @@ CheckReport Fail(CheckReport r, std::string failure_class, std::string message) 
   return r;
 }
 
-}  // namespace
-
-CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* given,
-                                  const CheckOptions& options) {
+// CheckOnce: the four steps, with one compiled run.
+CheckReport CheckOnce(const std::string& package, const std::vector<at::Tensor>* given, const CheckOptions& options) {
   CheckReport r;
   std::string what = package + (options.model.empty() ? "" : " model '" + options.model + "'");
   std::unique_ptr<Pt2Archive> archive;
@@ -94,16 +222,67 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
     if (r.outcome.kind == OutcomeKind::kSignal) cls = r.outcome.Summary().substr(0, r.outcome.Summary().find(" ("));
     return Fail(std::move(r), cls, msg);
   }
-  // 3. Eager and float64.
-  std::vector<at::Tensor> eager_out, fp64_out;
+  // 3. Eager (twice, to see whether the model itself is random) and float64.
+  const Program& program = eager->program();
+  const std::vector<std::string> random_nodes = RandomNodes(program);
+  const int64_t seed = options.runner.seed;
+  std::vector<at::Tensor> eager_out, fp64_out, again;
   try {
+    if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
     eager_out = eager->RunTensors(inputs);
+    // A second run is comparable only where the first left the program's state as it found it.
+    if (!MutatesState(program)) {
+      if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
+      again = eager->RunTensors(inputs);
+    }
   } catch (const HarnessError& e) {
     return Fail(std::move(r), "harness error", what + ": the eager interpreter failed: " + e.what());
   }
+  const auto names = program.Signature().user_outputs;
+  size_t differs = 0;
+  double by = 0;
+  const bool varies = !again.empty() && !SameValues(eager_out, again, &differs, &by);
+  if (varies || (!random_nodes.empty() && seed < 0 && again.empty())) {
+    r.random_nodes = random_nodes;
+    std::string ops;
+    for (const auto& n : random_nodes) ops += (ops.empty() ? "" : ", ") + n;
+    return Fail(std::move(r), "nondeterministic",
+                what + ": the model is random" + (ops.empty() ? std::string("") : ": it draws random numbers in " + ops) +
+                    (varies ? std::string(ops.empty() ? "" : ";") + " two eager runs on the same inputs" +
+                                  (seed >= 0 ? " seeded alike" : "") + " differ at output " + std::to_string(differs) +
+                                  " '" + (differs < names.size() ? names[differs] : "?") + "' by up to " + std::to_string(by)
+                            : std::string("")) +
+                    ". Eager, float64 and the compiled model draw other numbers, so no rule can judge it, and it is "
+                    "not reduced. To check it, compile it with inductor_configs {\"fallback_random\": \"true\"} and seed "
+                    "the check (--aoti_seed=0): the compiled model and eager then draw the same numbers.");
+  }
+  // Python eager, recorded when the package was built, is a second reference for the
+  // interpreter on the sample inputs: where they disagree the failure is the harness', not AOTI's.
+  if (random_nodes.empty() && archive->Manifest() && !archive->Manifest()->eager_outputs.empty() &&
+      archive->Manifest()->eager_outputs.size() == eager_out.size() &&
+      (!given || SameTensors(*given, archive->SampleInputsOnCpu()))) {
+    std::string disagreement;
+    try {
+      disagreement = DisagreementWithRecorded(eager_out, archive->RecordedEagerOutputs(), names);
+    } catch (const HarnessError& e) {
+      disagreement = std::string("the recorded outputs cannot be read: ") + e.what();
+    }
+    if (!disagreement.empty()) {
+      return Fail(std::move(r), "harness disagreement",
+                  what + ": the harness' eager interpreter disagrees with the Python eager outputs the package "
+                         "recorded when it was built, at " + disagreement +
+                      ". The failure is the harness', not AOTI's: nothing is judged or reduced. Please report it to "
+                      "aoti_harness with the package.");
+    }
+  }
+  const bool seeded_random = !random_nodes.empty() && seed >= 0;
   // Only the float64 RMSE rule needs a float64 run. When it fails, the rule falls back to
   // eager as the reference, as upstream's same_two_models does, and the report says so.
-  if (options.accuracy.mode == AccuracyMode::kFp64Rmse) {
+  // A seeded random model has none: float64 draws other numbers even seeded alike.
+  if (seeded_random && options.accuracy.mode == AccuracyMode::kFp64Rmse) {
+    r.fp64_note = "no float64 reference (the model draws random numbers, and a float64 run draws others even seeded "
+                  "alike); judged against eager, seeded alike";
+  } else if (options.accuracy.mode == AccuracyMode::kFp64Rmse) {
     try {
       InterpreterOptions o64;
       o64.fp64 = true;
@@ -131,8 +310,8 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
     return Fail(std::move(r), "accuracy", what + ": the compiled model returned " + std::to_string(got.size()) +
                                               " outputs, eager returned " + std::to_string(eager_out.size()));
   }
-  const auto sig = eager->program().Signature();
-  std::string failures;
+  const auto& sig = names;
+  std::string failures, unjudged;
   size_t failed = 0;
   const size_t judged = options.judged_outputs ? std::min(options.judged_outputs, got.size()) : got.size();
   for (size_t i = 0; i < judged; ++i) {
@@ -145,11 +324,18 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
     }
     if (!c.pass) {
       ++failed;
-      const std::string name = i < sig.user_outputs.size() ? sig.user_outputs[i] : "?";
+      const std::string name = i < sig.size() ? sig[i] : "?";
       std::string detail = DescribeComparison(c, options.accuracy);
       for (size_t p = detail.find('\n'); p != std::string::npos; p = detail.find('\n', p + 3)) detail.replace(p, 1, "\n  ");
       failures += "\n  output " + std::to_string(i) + " '" + name + "' (" + DescribeTensor(eager_out[i]) +
                   "): " + detail;
+    } else if (double relative = 0; PassedOnAnUnreliableReference(c, fp64_out[i], &relative)) {
+      const std::string name = i < sig.size() ? sig[i] : "?";
+      unjudged += "\n  output " + std::to_string(i) + " '" + name + "' (" + DescribeTensor(eager_out[i]) +
+                  "): eager is " + std::to_string(static_cast<int>(relative * 100 + 0.5)) +
+                  "% from float64 (relative RMSE), far beyond what its dtype's rounding explains; the RMSE bound " +
+                  std::to_string(c.bound) + " would let any compiled output of that scale pass (max |compiled-eager| " +
+                  std::to_string(c.max_abs_diff) + ")";
     }
     r.comparisons.push_back(std::move(c));
   }
@@ -159,10 +345,78 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
                     " outputs differ from eager under " + AccuracyModeName(options.accuracy.mode) + " accuracy" +
                     (r.fp64_device.empty() || r.fp64_device == "cpu" ? "" : " (float64 reference on " + r.fp64_device + ")") +
                     failures +
-                    (r.fp64_note.empty() ? "" : "\n  " + r.fp64_note));
+                    (r.fp64_note.empty() ? "" : "\n  " + r.fp64_note) +
+                    (seeded_random && !FallbackRandom(*archive)
+                         ? "\n  the model draws random numbers, and its package was not compiled with fallback_random=True: "
+                           "its compiled model draws with inductor's own generator, not eager's"
+                         : ""));
+  }
+  if (!unjudged.empty()) {
+    return Fail(std::move(r), "unreliable reference",
+                what + ": the float64 reference cannot judge these outputs, so they do not pass on it:" + unjudged +
+                    "\n  Judge them against eager with a tolerance that fits (--aoti_accuracy=strict --aoti_tolerance=...), "
+                    "or find why eager is so far from float64 (an ill-conditioned op, a cast to a low precision that "
+                    "the float64 run keeps).");
   }
   r.pass = true;
   return r;
+}
+
+// Rerunnable: a failure of the compiled run that a run again may not repeat. Not a timeout
+// (a rerun would take as long again), nor a verdict made before or without the compiled run.
+bool Rerunnable(const std::string& failure_class) {
+  return failure_class == "accuracy" || failure_class == "runtime error" || failure_class.rfind("signal", 0) == 0;
+}
+
+}  // namespace
+
+CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* given,
+                                  const CheckOptions& options) {
+  CheckReport first = CheckOnce(package, given, options);
+  if (!first.pass && !Rerunnable(first.failure_class)) return first;
+  // A pass holds for `votes` runs; a failure is run `reruns` more times for its rate.
+  const int more = first.pass ? options.votes - 1 : options.reruns;
+  if (more <= 0) {
+    first.runs_failed = first.pass ? 0 : 1;
+    return first;
+  }
+  CheckReport verdict = std::move(first);
+  int runs = 1, failed = verdict.pass ? 0 : 1;
+  for (int i = 0; i < more; ++i) {
+    CheckReport again = CheckOnce(package, given, options);
+    ++runs;
+    if (!again.outcome.outputs.empty() && !verdict.outcome.outputs.empty()) {
+      size_t at = 0;
+      double by = 0;
+      if (!SameValues(again.outcome.outputs, verdict.outcome.outputs, &at, &by)) verdict.outputs_vary = true;
+    }
+    if (verdict.pass) {
+      // Voting: the first failing run decides.
+      if (!again.pass && Rerunnable(again.failure_class)) {
+        again.outputs_vary = verdict.outputs_vary;
+        verdict = std::move(again);
+        failed = 1;
+        break;
+      }
+      continue;
+    }
+    if (!again.pass && again.failure_class == verdict.failure_class) ++failed;
+  }
+  verdict.runs = runs;
+  verdict.runs_failed = failed;
+  if (verdict.pass) return verdict;
+  if (failed < runs) {
+    verdict.flaky = true;
+    verdict.message += "\n  flaky: it failed " + std::to_string(failed) + " of " + std::to_string(runs) +
+                       " runs of the compiled model on the same inputs" +
+                       (verdict.outputs_vary ? " (its outputs differ from run to run)" : "") +
+                       "; a reduction of it votes: a candidate fails when any of " +
+                       std::to_string(VotesFor(failed, runs)) + " runs fails";
+  } else if (verdict.outputs_vary) {
+    verdict.message += "\n  it failed all " + std::to_string(runs) +
+                       " runs on the same inputs, and the compiled model's outputs differ from run to run";
+  }
+  return verdict;
 }
 
 }  // namespace aoti

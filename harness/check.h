@@ -25,12 +25,23 @@ namespace aoti {
 struct CheckReport {
   bool pass = false;
   std::string model;          // the model checked (CheckOptions::model resolved)
-  std::string failure_class;  // "" when passing; else preflight, compile error, ..., accuracy
+  // "" when passing; else preflight, compile error, ..., accuracy; or a verdict that the
+  // check cannot judge: nondeterministic (the model is random), unreliable reference (eager
+  // is far from float64), harness disagreement (the interpreter and Python eager differ).
+  std::string failure_class;
   std::string message;
   CompiledOutcome outcome;
   std::vector<TensorComparison> comparisons;
   std::vector<std::string> preflight_problems;  // each problem the preflight found
   std::string fp64_note;  // set when there is no float64 reference, and why
+  // runs: the compiled runs this verdict rests on (1; after a failure 1 + the reruns; with
+  // votes, up to CheckOptions::votes). runs_failed: those that failed as this report says.
+  // flaky: the failure came back in some runs only (the message gives the rate).
+  // outputs_vary: two compiled runs on the same inputs gave different outputs.
+  int runs = 1, runs_failed = 0;
+  bool flaky = false, outputs_vary = false;
+  // The nodes that draw random numbers, for a nondeterministic model ("name (op)").
+  std::vector<std::string> random_nodes;
   // fp64_device: where the float64 reference ran ("cpu", "cuda:0"): the package's device
   // where it has float64 kernels, else the CPU. Empty when there was no float64 run.
   std::string fp64_device;

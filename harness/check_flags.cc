@@ -84,6 +84,21 @@ CheckOptions CheckOptionsFromFlags(const CheckOptions* given_base) {
     if (!have) o.runner.op_libraries.push_back(path);
   }
   if (use("aoti_runtime_check_inputs")) o.runner.runtime_check_inputs = FLAGS_aoti_runtime_check_inputs;
+  if (use("aoti_seed")) o.runner.seed = FLAGS_aoti_seed < 0 ? -1 : FLAGS_aoti_seed;
+  if (use("aoti_reruns")) {
+    if (FLAGS_aoti_reruns < 0 || FLAGS_aoti_reruns > kMaxRuns) {
+      throw HarnessError("--aoti_reruns=" + std::to_string(FLAGS_aoti_reruns) + ": expected 0 to " +
+                         std::to_string(kMaxRuns));
+    }
+    o.reruns = FLAGS_aoti_reruns;
+  }
+  if (use("aoti_votes")) {
+    if (FLAGS_aoti_votes < 1 || FLAGS_aoti_votes > kMaxRuns) {
+      throw HarnessError("--aoti_votes=" + std::to_string(FLAGS_aoti_votes) + ": expected 1 to " +
+                         std::to_string(kMaxRuns));
+    }
+    o.votes = FLAGS_aoti_votes;
+  }
   if (use("aoti_runner_env")) {
     o.runner.env.clear();
     for (const auto& kv : SplitFlagList(FLAGS_aoti_runner_env)) {

@@ -1,5 +1,6 @@
 #include "harness/check_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -81,6 +82,14 @@ class Reader {
 
 std::string IsolationName(bool isolate) { return isolate ? "child" : "in_process"; }
 
+int VotesFor(int failed, int runs) {
+  if (runs <= 0 || failed <= 0) return 20;
+  if (failed >= runs) return 1;
+  const double rate = static_cast<double>(failed) / runs;
+  const int n = static_cast<int>(std::ceil(std::log(0.05) / std::log(1 - rate)));
+  return std::clamp(n, 2, 20);
+}
+
 json CheckOptionsToJson(const CheckOptions& o, const std::string& relative_to) {
   json accuracy = {{"mode", AccuracyModeName(o.accuracy.mode)},
                    {"tolerance", o.accuracy.tol},
@@ -105,11 +114,14 @@ json CheckOptionsToJson(const CheckOptions& o, const std::string& relative_to) {
   return {{"model", o.model},
           {"accuracy", accuracy},
           {"judged_outputs", o.judged_outputs},
+          {"reruns", o.reruns},
+          {"votes", o.votes},
           {"runner",
            {{"isolation", IsolationName(o.runner.isolate)},
             {"timeout_s", o.runner.timeout_s},
             {"op_libraries", libraries},
             {"runtime_check_inputs", o.runner.runtime_check_inputs},
+            {"seed", o.runner.seed >= 0 ? json(o.runner.seed) : json(nullptr)},
             {"env", env},
             {"env_pass_through", o.runner.env_pass_through}}}};
 }
@@ -132,6 +144,17 @@ CheckOptions CheckOptionsFromJson(const json& j, const std::string& what, const 
     if (!n->is_number_unsigned()) throw HarnessError(top.Field("judged_outputs") + " is " + n->dump() + ", expected a count >= 0");
     o.judged_outputs = n->get<size_t>();
   }
+  auto count = [&](const char* key, int low, int fallback) {
+    const json* n = top.Get(key);
+    if (!n) return fallback;
+    if (!n->is_number_integer() || n->get<int64_t>() < low || n->get<int64_t>() > kMaxRuns) {
+      throw HarnessError(top.Field(key) + " is " + n->dump() + ", expected a whole number from " + std::to_string(low) +
+                         " to " + std::to_string(kMaxRuns));
+    }
+    return static_cast<int>(n->get<int64_t>());
+  };
+  o.reruns = count("reruns", 0, o.reruns);
+  o.votes = count("votes", 1, o.votes);
   if (const json* r = top.Get("runner")) {
     Reader run(*r, top.Field("runner"));
     const std::string isolation = run.String("isolation", "child");
@@ -145,6 +168,12 @@ CheckOptions CheckOptionsFromJson(const json& j, const std::string& what, const 
       o.runner.op_libraries.push_back(lib[0] == '/' || base_dir.empty() ? lib : (fs::path(base_dir) / lib).string());
     }
     o.runner.runtime_check_inputs = run.Bool("runtime_check_inputs", false);
+    if (const json* seed = run.Get("seed")) {
+      if (!seed->is_number_integer() || seed->get<int64_t>() < 0) {
+        throw HarnessError(run.Field("seed") + " is " + seed->dump() + ", expected a whole number >= 0 (or null)");
+      }
+      o.runner.seed = seed->get<int64_t>();
+    }
     for (const auto& kv : run.Strings("env")) {
       const size_t eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {

@@ -24,11 +24,27 @@ struct CheckOptions {
   // judged_outputs: only the first N outputs are compared (0: all). The reducer's programs
   // with their intermediates exposed put the program's own outputs first.
   size_t judged_outputs = 0;
+  // reruns: after the compiled run fails (accuracy, a runtime error, a signal; not a
+  // timeout), it is run this many more times on the same inputs. A failure that does not
+  // come back every time is flaky: the report gives its rate (CheckReport::runs_failed of
+  // CheckReport::runs), and the case it leaves votes (below).
+  int reruns = 3;
+  // votes: the runs a pass must hold for: the check fails when any of them fails the way
+  // the first failing run did. 1 (the default): one run judges. A flaky case's options carry
+  // VotesFor its rate, so its reduction, repro.py and repro_test vote alike.
+  int votes = 1;
   // keep_values: the report keeps eager's and float64's outputs too (the compiled ones are
   // in its outcome), for a picture of the error (the reducer's report.html). Not an option
   // of the test's verdict: not serialised.
   bool keep_values = false;
 };
+
+// kMaxRuns: the most reruns or votes a check takes.
+constexpr int kMaxRuns = 50;
+
+// VotesFor: the runs that see a failure of this rate (failed of runs) at least once with
+// 95% probability, at least 2 and at most 20.
+int VotesFor(int failed, int runs);
 
 // CheckOptionsToJson: the options as case.json's "check_options" object. The runner's
 // path (where this machine keeps aoti_runner) is not an option of the test and is left

@@ -31,10 +31,13 @@ CheckOptions Chosen() {
   o.accuracy.ignore_non_fp = true;
   o.accuracy.exact_non_fp = true;
   o.judged_outputs = 2;
+  o.reruns = 5;
+  o.votes = 6;
   o.runner.isolate = false;
   o.runner.timeout_s = 42.5;
   o.runner.op_libraries = {"/case/op_libraries/libops.so", "/elsewhere/libother.so"};
   o.runner.runtime_check_inputs = true;
+  o.runner.seed = 7;
   o.runner.env = {{"OMP_NUM_THREADS", "1"}, {"EMPTY", ""}};
   o.runner.env_pass_through = {"TORCH_LOGS"};
   return o;
@@ -49,10 +52,13 @@ void ExpectSame(const CheckOptions& a, const CheckOptions& b) {
   EXPECT_EQ(a.accuracy.ignore_non_fp, b.accuracy.ignore_non_fp);
   EXPECT_EQ(a.accuracy.exact_non_fp, b.accuracy.exact_non_fp);
   EXPECT_EQ(a.judged_outputs, b.judged_outputs);
+  EXPECT_EQ(a.reruns, b.reruns);
+  EXPECT_EQ(a.votes, b.votes);
   EXPECT_EQ(a.runner.isolate, b.runner.isolate);
   EXPECT_EQ(a.runner.timeout_s, b.runner.timeout_s);
   EXPECT_EQ(a.runner.op_libraries, b.runner.op_libraries);
   EXPECT_EQ(a.runner.runtime_check_inputs, b.runner.runtime_check_inputs);
+  EXPECT_EQ(a.runner.seed, b.runner.seed);
   EXPECT_EQ(a.runner.env, b.runner.env);
   EXPECT_EQ(a.runner.env_pass_through, b.runner.env_pass_through);
 }
@@ -104,6 +110,9 @@ TEST(CheckOptionsJson, BadFieldsAreNamed) {
   EXPECT_THAT(error(R"({"runner": {"env": ["NOVALUE"]}})"), HasSubstr("'NOVALUE' is not NAME=VALUE"));
   EXPECT_THAT(error(R"({"runner": {"op_libraries": "libx.so"}})"), HasSubstr("an array of strings"));
   EXPECT_THAT(error(R"({"judged_outputs": -2})"), HasSubstr("judged_outputs"));
+  EXPECT_THAT(error(R"({"runner": {"seed": -1}})"), AllOf(HasSubstr("runner.seed"), HasSubstr(">= 0")));
+  EXPECT_THAT(error(R"({"votes": 0})"), AllOf(HasSubstr("votes"), HasSubstr("from 1 to 50")));
+  EXPECT_THAT(error(R"({"reruns": 1.5})"), AllOf(HasSubstr("reruns"), HasSubstr("a whole number")));
   EXPECT_THAT(error(R"([1])"), HasSubstr("expected an object"));
 }
 

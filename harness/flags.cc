@@ -40,6 +40,20 @@ DEFINE_double(aoti_rtol, -1, "With --aoti_accuracy=assert_close: rtol for floati
               "torch.testing.assert_close's default for the dtype).");
 DEFINE_double(aoti_atol, -1, "With --aoti_accuracy=assert_close: atol for floating outputs (negative: "
               "torch.testing.assert_close's default for the dtype).");
+DEFINE_int64(aoti_seed, -1,
+             "Seed ATen's generator the same before the eager and the compiled runs: a random model compiled "
+             "with inductor_configs {\"fallback_random\": \"true\"} then draws the same numbers in both and can be "
+             "judged against eager (negative: unseeded; a random model then fails as nondeterministic).");
+DEFINE_int32(aoti_reruns, 3,
+             "After a compiled run fails (accuracy, a runtime error, a signal), run it this many more times on the "
+             "same inputs: a failure that does not come back every time is reported as flaky, with its rate.");
+DEFINE_int32(aoti_votes, 1,
+             "Runs a pass must hold for: the check fails when any of them fails. A flaky case's reduction, repro.py "
+             "and repro_test vote so (set from the failure's rate); 1: one run judges.");
+DEFINE_string(aoti_shapes, "",
+              "More shapes for the generic test to check each package at, NAME=SIZES,... with each user input's "
+              "sizes separated by '/' and dimensions by 'x' (e.g. long=2x64/2x64); set by aoti_model_test's shapes. "
+              "A package with dynamic dimensions is also checked at its ranges' minimum, maximum and distinct sizes.");
 DEFINE_string(aoti_check_options, "",
               "A JSON file of check options: a case.json the harness wrote (its check_options) or a repro's "
               "check_options.json. The check runs with them; --aoti_* flags given on the command line override "

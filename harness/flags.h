@@ -17,6 +17,10 @@ DECLARE_bool(aoti_exact_non_fp);      // compare bool/integer outputs exactly
 DECLARE_double(aoti_rtol);            // assert_close's rtol (negative: the dtype's default)
 DECLARE_double(aoti_atol);            // assert_close's atol (negative: the dtype's default)
 DECLARE_string(aoti_check_options);   // a JSON file of check options (a case.json, a repro's)
+DECLARE_int64(aoti_seed);             // seed eager and compiled runs alike (negative: unseeded)
+DECLARE_int32(aoti_reruns);           // more compiled runs after a failure, for its rate (flaky or not)
+DECLARE_int32(aoti_votes);            // runs a pass must hold for (a flaky case's repro: any failing run fails)
+DECLARE_string(aoti_shapes);          // NAME=2x64/2x64,... the generic test's own shapes (aoti_model_test's shapes)
 DECLARE_string(aoti_isolation);       // child | in_process
 DECLARE_double(aoti_timeout_s);       // per compiled run, in the child
 DECLARE_string(aoti_runner);          // path of the aoti_runner binary

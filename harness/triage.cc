@@ -379,6 +379,75 @@ std::optional<Diagnosis> AccuracyDrift(const TriageEvidence& e) {
   return d;
 }
 
+std::optional<Diagnosis> Nondeterministic(const TriageEvidence& e) {
+  if (e.failure_class != "nondeterministic") return std::nullopt;
+  Diagnosis d;
+  static const std::regex draws(R"(it draws random numbers in ([^;.]*))");
+  static const std::regex differ(R"(two eager runs[^.]*)");
+  std::smatch m;
+  if (std::regex_search(e.message, m, draws)) d.evidence.push_back("random operators: " + m.str(1));
+  if (std::regex_search(e.message, m, differ)) d.evidence.push_back(m.str(0));
+  d.evidence.push_back("not reduced: eager, float64 and the compiled model draw other numbers, so any difference "
+                       "could be the noise");
+  d.next_steps = {"Compile the package with inductor_configs = {\"fallback_random\": \"true\"} (aoti_package) and run "
+                  "the check seeded: $ bazel test <this test> --test_arg=--aoti_seed=0   (the compiled model then calls "
+                  "ATen's random ops, and both runs draw the same numbers: checked on torch 2.13 for randn_like and "
+                  "dropout)",
+                  "Or test the model's deterministic form (eval mode turns dropout off; a sampling step can take its "
+                  "noise as an input)."};
+  return d;
+}
+
+std::optional<Diagnosis> Flaky(const TriageEvidence& e) {
+  static const std::regex rate(R"(flaky: it failed (\d+) of (\d+) runs[^;]*; a reduction of it votes: ([^\n]*))");
+  std::smatch m;
+  if (!std::regex_search(e.message, m, rate)) return std::nullopt;
+  Diagnosis d;
+  d.evidence.push_back("the compiled model failed " + m.str(1) + " of " + m.str(2) +
+                       " runs on the same inputs: the failure comes and goes");
+  if (e.message.find("its outputs differ from run to run") != std::string::npos) {
+    d.evidence.push_back("its outputs differ from run to run on the same inputs (eager's do not)");
+  }
+  d.evidence.push_back("reduced with a vote: " + m.str(3));
+  d.next_steps = {"Run it on one thread, to tell a race from the rest: $ bazel test <this test> "
+                  "--test_arg=--aoti_runner_env=OMP_NUM_THREADS=1",
+                  "Run the compiled model under a memory checker for uninitialised reads (valgrind --track-origins=yes "
+                  "on aoti_runner), or with AOTI_RUNTIME_CHECK_INPUTS=1 (--aoti_runtime_check_inputs)",
+                  "Check the repro by the same vote: its repro.py and repro_test run it up to the vote's count"};
+  return d;
+}
+
+std::optional<Diagnosis> UnreliableReference(const TriageEvidence& e) {
+  if (e.failure_class != "unreliable reference") return std::nullopt;
+  Diagnosis d;
+  static const std::regex output(R"(output (\d+) '([^']*)' \(([^)]*)\): eager is ([0-9]+)%)");
+  for (std::sregex_iterator it(e.message.begin(), e.message.end(), output), end; it != end; ++it) {
+    d.evidence.push_back("output " + it->str(1) + " '" + it->str(2) + "' (" + it->str(3) + "): eager is " + it->str(4) +
+                         "% from float64 (relative RMSE)");
+  }
+  d.evidence.push_back("the float64 RMSE bound scales with eager's own error, so it would pass any compiled output of "
+                       "that size: the output is not judged, and not reduced");
+  d.next_steps = {"Judge it against eager: $ bazel test <this test> --test_arg=--aoti_accuracy=strict "
+                  "--test_arg=--aoti_tolerance=<what the model allows>",
+                  "Find why eager is so far from float64: an ill-conditioned op (a difference of near-equal values, a "
+                  "large exponent), or a cast to a low precision inside the model that the float64 run keeps."};
+  return d;
+}
+
+std::optional<Diagnosis> HarnessDisagreement(const TriageEvidence& e) {
+  if (e.failure_class != "harness disagreement") return std::nullopt;
+  Diagnosis d;
+  static const std::regex at(R"(recorded when it was built, at ([^\n]*?)\. The failure)");
+  std::smatch m;
+  if (std::regex_search(e.message, m, at)) d.evidence.push_back(m.str(1));
+  d.evidence.push_back("the compiled model was not judged: the harness' eager reference is in doubt");
+  d.next_steps = {"A bug in aoti_harness, not in AOTI: please report it with this package (original.pt2 beside this "
+                  "file).",
+                  "If the package was rebuilt by hand, rebuild it with aoti_package: the recording must come from the "
+                  "same program and inputs."};
+  return d;
+}
+
 std::string DescribeInput(const at::Tensor& t) {
   if (!t.defined()) return "undefined";
   return DescribeTensor(t) + " on " + t.device().str();
@@ -413,10 +482,20 @@ const std::vector<DiagnosisRule>& DiagnosisTable() {
       {"nan_inf", "A kernel made NaN or Inf", "the compiled outputs have NaN/Inf that eager's do not", NanInf},
       {"compile_error", "The generated C++ does not compile", "failure class compile error; the compiler's first error",
        CompileError},
+      {"flaky", "The failure comes and goes: the compiled model differs between runs on the same inputs",
+       "a failure of the compiled run that reruns on the same inputs do not always repeat", Flaky},
       {"crash", "The compiled model crashed, raised or hung",
        "failure class signal, runtime error, load error or timeout", Crash},
       {"accuracy_drift", "The compiled model's numbers drift from eager and float64", "failure class accuracy",
        AccuracyDrift},
+      {"nondeterministic", "The model is random: no rule can judge it",
+       "failure class nondeterministic: random operators in the program, or two eager runs that differ",
+       Nondeterministic},
+      {"unreliable_reference", "Eager is too far from float64 for float64 to judge",
+       "failure class unreliable reference: eager's relative RMSE against float64 above 10%", UnreliableReference},
+      {"harness_disagreement", "The harness' eager interpreter disagrees with Python eager",
+       "failure class harness disagreement: the recorded Python eager outputs differ from the interpreter's",
+       HarnessDisagreement},
   };
   return *table;
 }

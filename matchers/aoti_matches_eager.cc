@@ -3,6 +3,8 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
+
 #include "harness/check_flags.h"
 #include "harness/errors.h"
 #include "harness/failing_case.h"
@@ -69,11 +71,18 @@ std::string CurrentTestName() {
   c.diagnosis_markdown = r.diagnosis_markdown;
   c.options = options;
   if (!r.model.empty()) c.options.model = r.model;
+  // A flaky failure's case votes: its reduction and its repro fail when any of enough runs
+  // fails, so that a candidate that passes once is not taken for fixed.
+  if (r.flaky) c.options.votes = std::max(c.options.votes, VotesFor(r.runs_failed, r.runs));
   c.inductor_configs_json = inductor_configs_json;
   c.inputs = std::move(given);
   const std::string failure_class = r.failure_class;
   const std::string directory = RecordFailingCase(std::move(c));
   ::testing::Test::RecordProperty("aoti_failure_class", failure_class);
+  if (r.runs > 1) {
+    ::testing::Test::RecordProperty("aoti_failed_runs", std::to_string(r.runs_failed) + "/" + std::to_string(r.runs));
+  }
+  if (r.flaky) ::testing::Test::RecordProperty("aoti_flaky", "true");
   ::testing::AssertionResult failure = ::testing::AssertionFailure();
   failure << "AOTI check failed (" << failure_class << "): " << r.message;
   if (!summary.empty()) failure << "\n  " << summary;

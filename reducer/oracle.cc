@@ -166,6 +166,8 @@ Verdict Oracle::Judge(const Program& candidate, const std::string& archive, size
   CheckOptions check = check_;
   check.model = model_;
   check.judged_outputs = judged_outputs;
+  // A candidate's verdict needs no failure rate; a flaky case's votes (check.votes) stay.
+  check.reruns = 0;
   CheckReport r = CheckAotiMatchesEager(archive, &inputs, check);
   if (outcome) *outcome = std::move(r.outcome);
   v.failure_class = r.pass ? "" : r.failure_class;

@@ -107,6 +107,8 @@ class Oracle {
   const Pt2Archive& original() const { return original_; }
   const std::string& model() const { return model_; }
   const CheckOptions& check() const { return check_; }
+  // SetVotes: candidates are judged by `votes` runs from now on (a flaky failure).
+  void SetVotes(int votes) { check_.votes = votes; }
   const ValueStore& values() const { return *values_; }
   static std::string Key(const Program& candidate);
 

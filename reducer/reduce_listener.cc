@@ -53,7 +53,12 @@ namespace {
 const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
 
 bool Wanted(const std::string& failure_class) {
-  if (failure_class == "preflight" || failure_class == "harness error" || failure_class == "export error") return false;
+  // Not the compiler's failures, or ones no rule can judge: nothing to reduce.
+  if (failure_class == "preflight" || failure_class == "harness error" || failure_class == "export error" ||
+      failure_class == "nondeterministic" || failure_class == "unreliable reference" ||
+      failure_class == "harness disagreement") {
+    return false;
+  }
   switch (FLAGS_aoti_repro_level) {
     case 1: return failure_class == "compile error";
     case 4: return failure_class == "accuracy";

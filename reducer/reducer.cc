@@ -1,5 +1,6 @@
 #include "reducer/reducer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -53,6 +54,11 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   if (spec.failure_class == "preflight" || spec.failure_class == "harness error" || spec.failure_class == "export error") {
     throw HarnessError("a " + spec.failure_class + " failure is about the inputs or the package, not the program; "
                        "there is nothing to reduce (fix what the message names)");
+  }
+  if (spec.failure_class == "nondeterministic" || spec.failure_class == "unreliable reference" ||
+      spec.failure_class == "harness disagreement") {
+    throw HarnessError("a " + spec.failure_class + " verdict says no rule could judge the original, so there is no "
+                       "failure of the compiler to reduce (the check's message says what to do)");
   }
   // The compile server imports torch and probes the host while the original runs here.
   client->Warm();
@@ -110,9 +116,14 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
     if (!r.pass && r.failure_class != "preflight" && r.failure_class != "harness error") {
       oracle.SetTarget(r.failure_class, options.check_str);
       progress("the package as built fails as " + r.failure_class + " (its own compiled model, no compile)");
+      if (r.flaky) oracle.SetVotes(std::max(oracle.check().votes, VotesFor(r.runs_failed, r.runs)));
     } else if (r.pass) {
       progress("the package as built passes; the sanity check finds the failure to reduce");
     }
+  }
+  if (oracle.check().votes > 1) {
+    progress("the failure is flaky: each candidate is judged by a vote of " + std::to_string(oracle.check().votes) +
+             " runs of its compiled model (it fails when any of them fails)");
   }
   oracle.SkipExportErrors(options.skip_export_errors);
   Program start_program = RemoveUnusedInputs(EliminateDeadCode(result.original));
@@ -208,6 +219,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   if (result.failure_class == "accuracy") {
     CheckOptions keep = check;
     keep.keep_values = true;
+    keep.reruns = 0;  // a picture of the error, not its rate
     try {
       if (!profiled_original && spec.inductor_configs_json.empty() && archive->HasCompiledModel(model)) {
         original_profile = ProfileFirstFailure("the original", CheckAotiMatchesEager(spec.package, &inputs, keep),

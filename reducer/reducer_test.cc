@@ -107,6 +107,38 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"dynamic_block_compile_error", "compile error", "aten.relu.default", false, 2, false, "", true}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// A failure that comes and goes: crash_block's custom op returns x + 1 on every other call
+// of the compiled run (AOTI_TEST_FLAKY=1 in the runner only). The package as built is found
+// flaky (its rate over reruns), every candidate is judged by a vote of runs, and the
+// reduction still ends at the op.
+TEST(Flaky, AReductionOfAFlakyFailureVotesAndKeepsTheOp) {
+  TempDir work("aoti_reduce_flaky_test");
+  CompileServerOptions server;
+  server.python = FLAGS_python;
+  server.server_script = FLAGS_compile_server;
+  server.log_path = work.path() + "/compile_server.log";
+  server.op_libraries = {FLAGS_op_library};
+  CompileClient client(server);
+  ReduceSpec spec;
+  spec.package = FLAGS_packages_dir + "/crash_block.pt2";
+  spec.check = CheckOptionsFromFlags();
+  spec.check.runner.op_libraries = {FLAGS_op_library};
+  spec.check.runner.env = {{"AOTI_TEST_FLAKY", "1"}};
+  std::vector<std::string> lines;
+  const ReduceResult r = Reduce(spec, ReduceOptions{}, &client, work.path(), [&](const std::string& line) {
+    std::cerr << "[reduce] " << line << "\n";
+    lines.push_back(line);
+  });
+  EXPECT_EQ(r.failure_class, "accuracy");
+  EXPECT_THAT(lines, Contains(::testing::HasSubstr("the failure is flaky: each candidate is judged by a vote of 5 runs")));
+  EXPECT_LE(r.nodes_after, 3u) << FormatGraph(r.minimal);
+  EXPECT_THAT(OperatorNames(r.minimal), Contains("aoti_test.null_deref.default")) << FormatGraph(r.minimal);
+  EXPECT_LE(r.compiles, 3);
+  std::cout << "[aoti] | crash_block flaky | accuracy | " << r.nodes_before << " | " << r.nodes_after << " | "
+            << r.compiles << " | " << r.runs << " runs | " << static_cast<int>(r.seconds + 0.5) << " s |\n"
+            << FormatGraph(r.minimal);
+}
+
 // The pool of compile servers: the same search on one server and on two ends at the same
 // program by the same steps; the pool only compiles ahead, and every compile beyond one
 // server's is counted as compiled ahead and not needed.

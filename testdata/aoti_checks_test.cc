@@ -172,6 +172,51 @@ TEST(Isolation, SegfaultInACustomOpIsReportedAndTheTestSurvives) {
   EXPECT_EQ(r.failure_class, "signal SIGSEGV") << r.message;
   EXPECT_EQ(r.outcome.signal, SIGSEGV);
   EXPECT_THAT(r.message, HasSubstr("died of SIGSEGV (Segmentation fault)"));
+  // Run again for its rate: it crashes every time, so it is not flaky.
+  EXPECT_EQ(r.runs, 4);
+  EXPECT_EQ(r.runs_failed, 4);
+  EXPECT_FALSE(r.flaky);
+  EXPECT_THAT(r.message, Not(HasSubstr("flaky")));
+}
+
+// Sets the count of aoti_test::null_deref's calls under AOTI_TEST_FLAKY=1 (test_ops.cc): the
+// next call fails when the count is even.
+void SetFlakyCalls(int calls) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  std::ofstream(std::string(dir ? dir : "/tmp") + "/aoti_test_flaky_calls", std::ios::trunc) << calls;
+}
+
+// A failure that comes and goes: aoti_test::null_deref returns x + 1 on every other call of
+// the compiled run (AOTI_TEST_FLAKY=1 in the runner only; eager is right). The check runs it
+// again, reports it flaky with its rate, and a vote over runs catches what one run misses.
+TEST(Flaky, AFailureThatComesAndGoesIsReportedWithItsRate) {
+  CheckOptions options = CheckOptionsFromFlags();
+  options.runner.env.emplace_back("AOTI_TEST_FLAKY", "1");
+  SetFlakyCalls(0);
+  const CheckReport r = CheckAotiMatchesEager(FLAGS_crash_op, nullptr, options);
+  EXPECT_EQ(r.failure_class, "accuracy") << r.message;
+  EXPECT_TRUE(r.flaky);
+  EXPECT_TRUE(r.outputs_vary);
+  EXPECT_EQ(r.runs, 4);
+  EXPECT_EQ(r.runs_failed, 2);
+  EXPECT_THAT(r.message, HasSubstr("flaky: it failed 2 of 4 runs of the compiled model on the same inputs"));
+  EXPECT_THAT(r.message, HasSubstr("any of 5 runs fails"));
+  EXPECT_EQ(VotesFor(2, 4), 5);
+
+  // One run that happens to pass passes ...
+  options.reruns = 0;
+  SetFlakyCalls(1);
+  const CheckReport once = CheckAotiMatchesEager(FLAGS_crash_op, nullptr, options);
+  EXPECT_TRUE(once.pass) << once.message;
+  EXPECT_EQ(once.runs, 1);
+  // ... and a vote sees the failure at the next run.
+  options.votes = VotesFor(2, 4);
+  SetFlakyCalls(1);
+  const CheckReport voted = CheckAotiMatchesEager(FLAGS_crash_op, nullptr, options);
+  EXPECT_EQ(voted.failure_class, "accuracy") << voted.message;
+  EXPECT_EQ(voted.runs, 2);
+  EXPECT_EQ(voted.runs_failed, 1);
+  EXPECT_TRUE(voted.flaky);
 }
 
 // Processes (other than this one) whose environment holds `entry`.

@@ -11,7 +11,12 @@
 //                                                          AOTI_TEST_ILLEGAL_INSTRUCTION=1 it
 //                                                          executes one (SIGILL); with
 //                                                          AOTI_TEST_NAN=1 it returns NaN
-//                                                          (a kernel that makes NaN)
+//                                                          (a kernel that makes NaN); with
+//                                                          AOTI_TEST_FLAKY=1 it returns x + 1
+//                                                          on the first, third, ... call (a
+//                                                          failure that comes and goes),
+//                                                          counted across processes in
+//                                                          $TEST_TMPDIR/aoti_test_flaky_calls
 //   aoti_test::sized_like(x)                               a copy of x whose meta function is
 //                                                          written wrong on purpose: it calls
 //                                                          x.sizes(), which symbolic sizes
@@ -20,6 +25,7 @@
 // through the dispatcher) and as a shared library loaded into Python for export and into
 // the isolated runner.
 #include <chrono>
+#include <fstream>
 #include <limits>
 #include <cstdlib>
 #include <string>
@@ -44,7 +50,22 @@ bool Armed(const char* name) {
   return v && std::string(v) == "1";
 }
 
+// FlakyCall: this call is an odd one (1st, 3rd, ...) of all the processes' calls, counted
+// in a file (under TEST_TMPDIR, else /tmp).
+bool FlakyCall() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir ? dir : "/tmp") + "/aoti_test_flaky_calls";
+  long calls = 0;
+  {
+    std::ifstream in(path);
+    in >> calls;
+  }
+  std::ofstream(path, std::ios::trunc) << calls + 1;
+  return calls % 2 == 0;
+}
+
 at::Tensor NullDeref(const at::Tensor& x) {
+  if (Armed("AOTI_TEST_FLAKY") && FlakyCall()) return x + 1;
   if (Armed("AOTI_TEST_ILLEGAL_INSTRUCTION")) __builtin_trap();  // ud2 on x86-64: SIGILL
   if (Armed("AOTI_TEST_NAN")) return at::full_like(x, std::numeric_limits<double>::quiet_NaN());
   const char* armed = std::getenv("AOTI_TEST_NULL_DEREF");
