@@ -36,9 +36,14 @@ trap 'rm -rf "$REPO/repros"' EXIT
 # seen only in an int64 output, a custom operator given only as a shared library.
 TEAM_CASES=(resnet_shipped_relu_accuracy resnet_shipped_other_configs ast_calibrated_log1p_accuracy opt_relu_accuracy
             distilbert_relu_accuracy)
-CI_CASES=(bert_compile_error bert_runtime_error vit_signal vit_relu_accuracy bert_log1p_accuracy "${TEAM_CASES[@]}")
+# Verdicts that no rule can judge, each failing with its own class and diagnosis, never
+# reduced: a random model, and a package whose recorded Python eager output was altered.
+VERDICT_CASES=(bert_noise bert_altered_recording)
+CI_CASES=(bert_compile_error bert_runtime_error vit_signal vit_relu_accuracy bert_log1p_accuracy "${TEAM_CASES[@]}"
+          "${VERDICT_CASES[@]}")
 ALL_CASES=(bert_compile_error llama_compile_error bert_runtime_error gpt2_runtime_error vit_signal gpt2_signal
-           gpt2_relu_accuracy vit_relu_accuracy t5_log1p_accuracy bert_log1p_accuracy "${TEAM_CASES[@]}")
+           gpt2_relu_accuracy vit_relu_accuracy t5_log1p_accuracy bert_log1p_accuracy "${TEAM_CASES[@]}"
+           "${VERDICT_CASES[@]}")
 healthy=1
 cases=("${CI_CASES[@]}")
 if [ "${1:-}" = "--all" ]; then
@@ -83,6 +88,9 @@ rows = [(m + "_test", m, "") for m in ["bert", "gpt2", "llama", "t5", "vit", "mi
     ("distilbert_test", "distilbert", "model 'encoder', custom op from op_libraries only"),
     ("resnet_shipped_test", "resnet_shipped", "the team's shipped .pt2 (model 'classifier'), not recompiled"),
     ("ast_calibrated_default_rule_test", "ast_calibrated_log1p_accuracy", "planted 1e-4 error: the fp64 rule lets it through"),
+    ("bert_bf16_compiled_test", "bert_bf16_compiled", "bfloat16, compiled"),
+    ("vit_fp16_test", "vit_fp16", "float16, compiled"),
+    ("bert_noise_seeded_test", "bert_noise_fallback_random", "random (randn_like), fallback_random, seeded"),
 ]
 print("| test | op nodes | outputs | verdict | interpreter fp32 | interpreter bf16 | check (s) | what it shows |")
 print("| --- | ---: | ---: | --- | --- | --- | ---: | --- |")
@@ -108,6 +116,15 @@ expected_op() {
   case "$1" in
     *log1p_accuracy) echo log1p ;;
     *) echo relu ;;
+  esac
+}
+
+# The verdict cases: the class and the diagnosis each must end in, and a word its message must hold.
+verdict_of() {
+  case "$1" in
+    bert_noise) echo "nondeterministic nondeterministic randn_like" ;;
+    bert_altered_recording) echo "harness_disagreement harness_disagreement recorded" ;;
+    *) echo "" ;;
   esac
 }
 
@@ -150,6 +167,7 @@ aoti_reduce="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/reducer/a
 runner="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/harness/aoti_runner"
 not_rows=()
 case_rows=()
+verdict_rows=()
 repro_targets=()
 declare -A klass_of info_of
 for c in "${cases[@]}"; do
@@ -158,6 +176,22 @@ for c in "${cases[@]}"; do
   rm -rf "$out" && mkdir -p "$out"
   [ -f "$zip" ] || { fail "$c: no outputs.zip (did the test fail?)"; continue; }
   unzip -q -o "$zip" -d "$out"
+  if [ -n "$(verdict_of "$c")" ]; then
+    read -r want_class want_diagnosis want_word < <(verdict_of "$c")
+    xml="$testlogs/${c}_test/test.xml"
+    got_class="$(grep -oE 'aoti_failure_class(="|" value=")[^"]*"' "$xml" | head -1 | sed 's/.*"\([^"]*\)"$/\1/')"
+    got_diagnosis="$(grep -oE 'aoti_diagnosis(="|" value=")[^"]*"' "$xml" | head -1 | sed 's/.*"\([^"]*\)"$/\1/')"
+    repro_dirs="$(find "$out" -type d -name repro | wc -l)"
+    if [ "${got_class// /_}" = "$want_class" ] && [ "$got_diagnosis" = "$want_diagnosis" ] && [ "$repro_dirs" -eq 0 ] &&
+       grep -q "$want_word" "$testlogs/${c}_test/test.log"; then
+      words="$(grep -m1 -oE "(it draws random numbers in|recorded when it was built, at) .*" "$testlogs/${c}_test/test.log" |
+               sed -E 's/(; two eager runs|\. Eager, float64|\. The failure).*//' | cut -c1-170)"
+      verdict_rows+=("| $c | $got_class | $got_diagnosis | not reduced | $words |")
+    else
+      fail "$c: expected class '${want_class//_/ }', diagnosis $want_diagnosis, no repro and '$want_word' in the log; got class '$got_class', diagnosis '$got_diagnosis', $repro_dirs repro dir(s)"
+    fi
+    continue
+  fi
   summary="$(find "$out" -name summary.json | head -1)"
   [ -n "$summary" ] ||
     { fail "$c: outputs.zip has no repro"; grep -E '^\[aoti' "$testlogs/${c}_test/test.log" | tail -5; continue; }
@@ -255,6 +289,12 @@ if ((${#not_rows[@]})); then
   echo "| case (not reduced, as it must not be) | aoti_reduce --case_dir exit | report.md |"
   echo "| --- | ---: | --- |"
   printf '%s\n' "${not_rows[@]}"
+fi
+if ((${#verdict_rows[@]})); then
+  echo
+  echo "| case (no rule can judge it) | class | diagnosis | reduction | the message names |"
+  echo "| --- | --- | --- | --- | --- |"
+  printf '%s\n' "${verdict_rows[@]}"
 fi
 if ((${#case_rows[@]})); then
   echo

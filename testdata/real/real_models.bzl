@@ -41,7 +41,8 @@ def planted(model, plant):
     )
     planted_case(name)
 
-def planted_case(name, **kwargs):
-    """<name>_test: the planted package <name> checked (by the generic test, or by `srcs`),
-    failing on purpose. Tagged manual: tools/real_models.sh runs it under DUMP_AOTI_MINIFIER=1."""
-    aoti_model_test(name = name + "_test", size = "large", package = ":" + name, tags = ["manual"], **kwargs)
+def planted_case(name, package = None, **kwargs):
+    """<name>_test: the planted package <name> (or `package`) checked (by the generic test, or
+    by `srcs`), failing on purpose. Tagged manual: tools/real_models.sh runs it under
+    DUMP_AOTI_MINIFIER=1."""
+    aoti_model_test(name = name + "_test", size = "large", package = package or ":" + name, tags = ["manual"], **kwargs)
