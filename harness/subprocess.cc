@@ -1,13 +1,17 @@
 #include "harness/subprocess.h"
 
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -72,6 +76,25 @@ std::vector<std::string> ChildEnvironment(const ChildEnvOptions& options) {
   }
   for (const auto& [k, v] : options.set) env.push_back(k + "=" + v);
   return env;
+}
+
+std::string FindExecutable(const std::string& name) {
+  if (name.empty()) throw HarnessError("an empty program name to run");
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  throw HarnessError("'" + name + "' is not an executable file in any directory of PATH (" + dirs + ")");
 }
 
 std::string SignalName(int sig) {

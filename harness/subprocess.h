@@ -78,6 +78,11 @@ class Subprocess {
 bool RunLogged(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
                double timeout_s, int* status);
 
+// FindExecutable: `name` as a path to run: as it is when it holds a '/', else the first
+// executable file of that name on PATH (execve searches nothing). Throws HarnessError
+// naming it and PATH when there is none.
+std::string FindExecutable(const std::string& name);
+
 // SignalName: "SIGSEGV", "SIGABRT", ..., or "signal N".
 std::string SignalName(int sig);
 

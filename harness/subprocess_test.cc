@@ -113,6 +113,23 @@ std::string RunAndCapture(const std::vector<std::string>& argv, const std::vecto
   return ss.str();
 }
 
+// execve searches no PATH: a bare name is found on PATH, a path is left as it is, and a
+// name that is nowhere is an error naming it and PATH.
+TEST(FindExecutable, SearchesPathForABareName) {
+  const std::string sh = FindExecutable("sh");
+  EXPECT_EQ(sh.front(), '/') << sh;
+  EXPECT_EQ(sh.substr(sh.size() - 3), "/sh");
+  EXPECT_EQ(FindExecutable("./relative/python3"), "./relative/python3");
+  try {
+    FindExecutable("no_such_interpreter_anywhere");
+    FAIL() << "no error";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("'no_such_interpreter_anywhere' is not an executable file"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("PATH"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Subprocess, ChildSeesExactlyTheBuiltEnvironment) {
   SetAllStripped();
   int status = 0;

@@ -54,6 +54,9 @@ DEFINE_bool(skip_export_error, true, "count a candidate torch.export cannot load
 DEFINE_int32(jobs, std::getenv("AOTI_REDUCE_JOBS") ? std::atoi(std::getenv("AOTI_REDUCE_JOBS")) : 0,
              "compile servers at once (0: what fits this machine: two cores and 2 GiB each, at most 8); the result is "
              "the same whatever the number. Env: AOTI_REDUCE_JOBS");
+DEFINE_bool(random_weights, false,
+            "once reduced, compile the repro once more with random weights of the same shape, dtype, mean and std; "
+            "repro.pt2 keeps them where the failure reproduces (report.md says which it holds)");
 DEFINE_bool(print_strategies, false, "list the strategies in the order they run, and exit");
 
 namespace {
@@ -109,12 +112,17 @@ int Main(int argc, char** argv) {
   options.strategies = aoti::SplitFlagList(FLAGS_aoti_reduce_strategies);
   options.compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
   options.offload_to_disk = FLAGS_offload_to_disk;
+  options.random_weights = FLAGS_random_weights;
   if (FLAGS_jobs < 0) throw aoti::HarnessError("--jobs=" + std::to_string(FLAGS_jobs) + ": expected 0 (fit the machine) or more");
   options.jobs = FLAGS_jobs;
   options.skip_export_errors = FLAGS_skip_export_error;
   aoti::CompileServerOptions server;
   const char* env_python = std::getenv("AOTI_PYTHON");
-  server.python = !FLAGS_python.empty() ? FLAGS_python : (env_python && *env_python ? env_python : "python3");
+  // execve searches no PATH: a bare name is resolved here, and the choice is said.
+  const std::string python_from = !FLAGS_python.empty() ? "--python" : env_python && *env_python ? "AOTI_PYTHON" : "PATH";
+  server.python = aoti::FindExecutable(!FLAGS_python.empty() ? FLAGS_python
+                                                             : (env_python && *env_python ? env_python : "python3"));
+  LOG(INFO) << "compile server Python: " << server.python << " (from " << python_from << ")";
   server.server_script = FLAGS_compile_server;
   if (server.server_script.empty()) {
     const char* runfiles = std::getenv("RUNFILES_DIR");

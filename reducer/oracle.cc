@@ -251,6 +251,20 @@ std::optional<Oracle::PendingCompile> Oracle::Prepare(const Program& candidate, 
   return p;
 }
 
+Verdict Oracle::TestWithRandomWeights(const Program& candidate) {
+  const std::string key = Key(candidate) + "_random_weights";
+  const std::string program_path = work_dir_ + "/cand_" + key + ".pt2";
+  const std::string compiled_path = work_dir_ + "/cand_" + key + "_aoti.pt2";
+  WriteCandidateArchive(original_, model_, candidate, InputsFor(candidate), configs_, program_path,
+                        CandidateWeights::kRandom);
+  CompileResult c = client_->Compile(program_path, compiled_path, configs_);
+  ++compiles_;
+  compile_seconds_ += c.seconds;
+  std::remove(program_path.c_str());
+  if (std::optional<Verdict> no_archive = NotCompiled(c)) return *no_archive;
+  return Judge(candidate, c.out.empty() ? compiled_path : c.out);
+}
+
 CompileResult Oracle::Keep(const PendingCompile& p, CompileResult c) {
   ++compiles_;
   compile_seconds_ += c.seconds;

@@ -73,6 +73,10 @@ class Oracle {
   // SkipExportErrors: false makes a candidate the server cannot load abort the reduction
   // (ReducerError) instead of counting as not failing.
   void SkipExportErrors(bool skip) { skip_export_errors_ = skip; }
+  // TestWithRandomWeights: the candidate with random weights of the same shape, dtype, mean
+  // and std (CandidateWeights::kRandom) compiled (one compile, counted, never cached: its
+  // program is the candidate's) and checked. Its archive holds no weight of the model.
+  Verdict TestWithRandomWeights(const Program& candidate);
   // Rerun: check an already compiled candidate again (no compile), for flakiness.
   Verdict Rerun(const Program& candidate);
 

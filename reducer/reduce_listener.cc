@@ -42,6 +42,10 @@ DEFINE_string(aoti_compile_server, "", "tools/compile_server.py (set by aoti_mod
 DEFINE_int32(aoti_reduce_jobs, EnvInt("AOTI_REDUCE_JOBS", 0),
              "Compile servers a reduction runs at once (0: what fits this machine: two cores and 2 GiB each, at most "
              "8). The result is the same whatever the number. Env: AOTI_REDUCE_JOBS.");
+DEFINE_bool(aoti_reduce_random_weights, EnvIsOne("AOTI_REDUCE_RANDOM_WEIGHTS"),
+            "Once reduced, compile the repro once more with random weights of the same shape, dtype, mean and std, "
+            "and keep them in repro.pt2 where the failure reproduces (report.md says which it holds). "
+            "Env: AOTI_REDUCE_RANDOM_WEIGHTS=1.");
 DEFINE_double(aoti_reduce_time_budget_s, 0,
               "Time budget of each reduction in a test (0: what is left of Bazel's TEST_TIMEOUT, less a margin; "
               "no budget outside Bazel).");
@@ -125,6 +129,7 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       server.env_pass_through = spec.check.runner.env_pass_through;
       ReduceOptions options;
       options.jobs = FLAGS_aoti_reduce_jobs;
+      options.random_weights = FLAGS_aoti_reduce_random_weights;
       options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
       server.precompiled_headers_dir = PrecompiledHeadersDir(options.compile_cache);
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();

@@ -236,6 +236,29 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
       progress(std::string("  no error profile for report.html: ") + e.what());
     }
   }
+  // Random weights in place of the model's, kept only where the failure reproduces with them.
+  if (options.random_weights && !result.final_archive.empty() && final_verdict.fails) {
+    progress("random weights: compiling the repro once more with random weights of the same shape, dtype, mean and std");
+    const Verdict random = oracle.TestWithRandomWeights(result.minimal);
+    if (random.fails) {
+      result.final_archive = random.archive;
+      result.message = random.message;
+      result.weights = "random";
+      result.weights_note = "random: the repro's floating weights and constants are random values of the same shape, "
+                            "dtype, mean and standard deviation as the model's (integer and bool ones are the model's), "
+                            "and the failure reproduces with them";
+    } else {
+      result.weights_note = "real: the model's own weights, only those the repro uses; with random ones the failure "
+                            "does not reproduce (" + random.not_failing_reason.substr(0, 300) + ")";
+    }
+    progress("  " + result.weights_note);
+  } else {
+    result.weights_note = std::string("real: the model's own weights, only those the repro uses") +
+                          (options.random_weights ? " (the repro did not fail on its final check, so random ones were "
+                                                    "not tried)"
+                                                  : "; --aoti_reduce_random_weights (aoti_reduce --random_weights) "
+                                                    "tries random ones");
+  }
   result.compiles = oracle.compiles();
   result.cache_hits = oracle.cache_hits();
   result.disk_cache_hits = oracle.disk_cache_hits();

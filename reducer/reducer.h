@@ -66,6 +66,11 @@ struct ReduceResult {
   double seconds = 0, compile_seconds = 0;
   bool budget_exhausted = false;
   bool final_recheck_failed_again = false;
+  // The weights repro.pt2 holds: "real" (the model's, only those the repro uses) or
+  // "random" (ReduceOptions::random_weights, and the failure reproduced with them);
+  // weights_note says why, for report.md.
+  std::string weights = "real";
+  std::string weights_note;
   std::vector<LogEntry> log;
   std::vector<std::pair<size_t, std::string>> checkpoints;
   std::vector<std::string> strategies;  // the order used

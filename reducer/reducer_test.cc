@@ -6,11 +6,15 @@
 #include <iostream>
 #include <sstream>
 
+#include <ATen/ops/equal.h>
 #include <gflags/gflags.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/check_flags.h"
+#include "harness/program_state.h"
+#include "harness/pt2_archive.h"
+#include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
 #include "reducer/artifacts.h"
 #include "reducer/graph_edit.h"
@@ -137,6 +141,41 @@ TEST(Flaky, AReductionOfAFlakyFailureVotesAndKeepsTheOp) {
   std::cout << "[aoti] | crash_block flaky | accuracy | " << r.nodes_before << " | " << r.nodes_after << " | "
             << r.compiles << " | " << r.runs << " runs | " << static_cast<int>(r.seconds + 0.5) << " s |\n"
             << FormatGraph(r.minimal);
+}
+
+// Random weights: the planted relu reads a weight, so the repro keeps it; with
+// --random_weights repro.pt2 holds random values of its shape and dtype in its place (the
+// failure reproduces with them), and report.md says so.
+TEST(RandomWeights, TheReproHoldsRandomWeightsWhereTheFailureReproduces) {
+  TempDir work("aoti_reduce_random_weights_test");
+  CompileServerOptions server;
+  server.python = FLAGS_python;
+  server.server_script = FLAGS_compile_server;
+  server.log_path = work.path() + "/compile_server.log";
+  CompileClient client(server);
+  ReduceSpec spec;
+  spec.package = FLAGS_packages_dir + "/weight_relu_accuracy.pt2";
+  spec.check = CheckOptionsFromFlags();
+  ReduceOptions options;
+  options.random_weights = true;
+  const ReduceResult r = Reduce(spec, options, &client, work.path(), [](const std::string& line) {
+    std::cerr << "[reduce] " << line << "\n";
+  });
+  EXPECT_EQ(r.failure_class, "accuracy");
+  EXPECT_THAT(OperatorNames(r.minimal), Contains("aten.relu.default")) << FormatGraph(r.minimal);
+  ASSERT_EQ(r.weights, "random") << r.weights_note;
+  const ProgramState model = LoadProgramState(*Pt2Archive::Open(spec.package), "model");
+  const ProgramState repro = LoadProgramState(*Pt2Archive::Open(r.final_archive), "model");
+  ASSERT_EQ(repro.weights.count("w"), 1u) << "the repro does not keep the relu's weight";
+  EXPECT_EQ(repro.weights.size(), 1u) << "the repro carries weights it does not use";
+  EXPECT_EQ(repro.weights.at("w").sizes(), model.weights.at("w").sizes());
+  EXPECT_FALSE(at::equal(repro.weights.at("w"), model.weights.at("w"))) << "repro.pt2 holds the model's own weight";
+  const std::string out = work.path() + "/repro";
+  WriteArtifacts(r, spec, options, out);
+  EXPECT_THAT(ReadTextFile(out + "/report.md"), ::testing::HasSubstr("`repro.pt2` holds random: the repro's floating"));
+  EXPECT_THAT(ReadTextFile(out + "/summary.json"), ::testing::HasSubstr("\"weights\": \"random\""));
+  std::cout << "[aoti] | weight_relu random weights | " << r.nodes_before << " -> " << r.nodes_after << " nodes, "
+            << r.compiles << " compiles |\n";
 }
 
 // The pool of compile servers: the same search on one server and on two ends at the same

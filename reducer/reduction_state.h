@@ -30,6 +30,9 @@ struct ReduceOptions {
   bool skip_export_errors = true;  // a candidate torch.export cannot load counts as not failing
   bool offload_to_disk = false;    // keep the eager values on disk, not in memory
   CompileCacheOptions compile_cache;  // compiled candidates kept across runs ("" dir: none)
+  // random_weights: once reduced, the repro is compiled once more with random weights of the
+  // same shape, dtype, mean and std; repro.pt2 keeps them where the failure reproduces.
+  bool random_weights = false;
 };
 
 // DefaultJobs: compile servers this machine fits: one per two cores, two GiB of available
