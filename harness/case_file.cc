@@ -1,6 +1,7 @@
 #include "harness/case_file.h"
 
 #include <filesystem>
+#include <iterator>
 #include <set>
 
 #include <glog/logging.h>
@@ -16,12 +17,16 @@ namespace fs = std::filesystem;
 constexpr const char kFormat[] = "aoti_harness.case/2";
 constexpr const char kFormatV1[] = "aoti_harness.case/1";
 
-// Relative: `path` relative to `dir` when it lies inside it, else as it is.
+// Relative: `path` relative to `dir` when it lies inside it, or is a file right beside it
+// (a repro's ../original.pt2: the test's case directory holds the repro directory), else as
+// it is.
 std::string Relative(const std::string& path, const std::string& dir) {
   if (path.empty() || dir.empty()) return path;
   std::error_code ec;
   const fs::path rel = fs::absolute(path, ec).lexically_normal().lexically_relative(fs::absolute(dir, ec).lexically_normal());
-  return rel.empty() || *rel.begin() == ".." ? path : rel.string();
+  if (rel.empty()) return path;
+  if (*rel.begin() != "..") return rel.string();
+  return std::distance(rel.begin(), rel.end()) == 2 && !fs::is_directory(path, ec) ? rel.string() : path;
 }
 
 std::string Joined(const std::string& path, const std::string& dir) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include "harness/tensor_io.h"
 #include "harness/temp_dir.h"
 #include "reducer/graph_edit.h"
+#include "reducer/source_text.h"
 #include "reducer/report_html.h"
 #include "harness/triage.h"
 
@@ -31,8 +33,14 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
+// JsonText: j as text; a string that is not valid UTF-8 (a path, an environment value) is
+// written with U+FFFD where the bad bytes were instead of throwing.
+std::string JsonText(const json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 std::string ArgText(const json& arg) {
-  if (!arg.is_object() || arg.size() != 1) return arg.dump();
+  if (!arg.is_object() || arg.size() != 1) return JsonText(arg);
   const std::string& key = arg.begin().key();
   const json& v = arg.begin().value();
   if (key == "as_tensor") return "%" + v.at("name").get<std::string>();
@@ -44,7 +52,7 @@ std::string ArgText(const json& arg) {
     for (size_t i = 0; i < names.size(); ++i) s += (i ? ", %" : "%") + names[i];
     return s + "]";
   }
-  return v.dump();
+  return JsonText(v);
 }
 
 std::string Run(const std::string& command) {
@@ -68,31 +76,8 @@ void WriteAtomically(const std::string& path, const std::string& data) {
 
 void CopyFile(const std::string& from, const std::string& to) { WriteAtomically(to, ReadTextFile(from)); }
 
-std::string PyLiteral(const std::string& s) { return json(s).dump(); }
-
-// OneLine: text from the package (a node name, a version) made safe for one line of a
-// comment: control characters, a lone carriage return among them, shown escaped.
-std::string OneLine(const std::string& text) {
-  std::string out;
-  for (const unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-std::string CommentBlock(const std::string& text, const std::string& prefix) {
-  std::string out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) out += prefix + OneLine(line) + "\n";
-  return out;
-}
+std::string Py(const std::string& text) { return StringLiteral(text, SourceLanguage::kPython); }
+std::string Starlark(const std::string& text) { return StringLiteral(text, SourceLanguage::kStarlark); }
 
 // ReproPy: repro.py, standalone. It judges by the check options the test ran with
 // (`options_json`, CheckOptionsToJson's object with op libraries relative to the repro
@@ -101,7 +86,7 @@ std::string ReproPy(const ReduceResult& r, const std::string& options_json, cons
                     const std::string& env, const std::string& device) {
   std::ostringstream py;
   py << "#!/usr/bin/env python3\n"
-     << "# aoti_harness repro: " << OneLine(r.failure_class) << ", reduced from " << r.nodes_before << " to "
+     << "# aoti_harness repro: " << CommentLine(r.failure_class) << ", reduced from " << r.nodes_before << " to "
      << r.nodes_after << " nodes.\n#\n# Minimal graph:\n"
      << CommentBlock(FormatGraph(r.minimal), "#   ") << "#\n"
      << CommentBlock(env, "# ") << "#\n"
@@ -120,16 +105,16 @@ from torch.utils import _pytree as pytree
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "repro.pt2")
 )PY"
-     << "FAILURE_CLASS = " << PyLiteral(r.failure_class) << "\n"
-     << "CHECK_STR = " << PyLiteral(check_str) << "\n"
-     << "INDUCTOR_CONFIGS = json.loads(" << PyLiteral(r.inductor_configs_json) << ")\n"
+     << "FAILURE_CLASS = " << Py(r.failure_class) << "\n"
+     << "CHECK_STR = " << Py(check_str) << "\n"
+     << "INDUCTOR_CONFIGS = json.loads(" << Py(r.inductor_configs_json) << ")\n"
      << "# The model inside repro.pt2.\n"
-     << "MODEL = " << PyLiteral(r.model) << "\n"
+     << "MODEL = " << Py(r.model) << "\n"
      << "# The check options the failing test ran with (its case.json's check_options): the repro\n"
      << "# judges by the same rule, tolerances and outputs, and runs the compiled model as it did.\n"
-     << "OPTIONS = json.loads(" << PyLiteral(options_json) << ")\n"
+     << "OPTIONS = json.loads(" << Py(options_json) << ")\n"
      << "# The device the program, its weights and its inputs are on (the compiled model's).\n"
-     << "DEVICE = " << PyLiteral(device) << "\n"
+     << "DEVICE = " << Py(device) << "\n"
      << R"PY(ACCURACY = OPTIONS["accuracy"]
 RUNNER = OPTIONS["runner"]
 OP_LIBRARIES = [lib if os.path.isabs(lib) else os.path.join(HERE, lib) for lib in RUNNER["op_libraries"]]
@@ -319,7 +304,7 @@ std::string FormatGraph(const Program& program) {
   bool first = true;
   for (const auto& s : program.output_specs) {
     if (s.kind != OutputKind::kUserOutput) continue;
-    os << (first ? "" : ", ") << (s.value_name.empty() ? s.arg.dump() : "%" + s.value_name);
+    os << (first ? "" : ", ") << (s.value_name.empty() ? JsonText(s.arg) : "%" + s.value_name);
     first = false;
   }
   os << ")\n";
@@ -378,10 +363,30 @@ namespace {
 // essentials only (no checkpoints, no copy of the original: case.json then points at
 // the original where it is), with report.md and summary.json saying what was left out
 // and why (`not_written`).
+// SameContents: the two files hold the same bytes (false when either cannot be read).
+bool SameContents(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  const auto size = fs::file_size(a, ec);
+  if (ec || fs::file_size(b, ec) != size || ec) return false;
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  std::vector<char> ba(1 << 20), bb(1 << 20);
+  while (fa && fb) {
+    fa.read(ba.data(), ba.size());
+    fb.read(bb.data(), bb.size());
+    if (fa.gcount() != fb.gcount() || std::memcmp(ba.data(), bb.data(), fa.gcount()) != 0) return false;
+  }
+  return fa.eof() && fb.eof();
+}
+
 void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
                       const std::string& out_dir, bool full, const std::vector<std::string>& not_written) {
   MakeDirs(out_dir + "/checkpoints");
-  if (full) CopyFile(spec.package, out_dir + "/original.pt2");
+  // The listener's repro lies in the test's case directory (<case>/repro), beside the
+  // case's own copy of the original: case.json points there (../original.pt2) instead of
+  // a second copy of the whole model.
+  const std::string beside = (fs::path(out_dir).parent_path() / "original.pt2").string();
+  const bool original_beside = full && SameContents(spec.package, beside);
+  if (full && !original_beside) CopyFile(spec.package, out_dir + "/original.pt2");
   auto original = Pt2Archive::Open(spec.package);
   // The original's device is the repro's: candidates keep each input's device.
   const std::string device = original->DeviceType(r.model);
@@ -395,7 +400,7 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   check.model = r.model;
   check.runner.op_libraries = CopyOpLibraries(spec.check.runner.op_libraries, out_dir);
   CaseFile case_file;
-  case_file.package = full ? out_dir + "/original.pt2" : fs::absolute(spec.package).string();
+  case_file.package = original_beside ? beside : full ? out_dir + "/original.pt2" : fs::absolute(spec.package).string();
   case_file.failure_class = r.failure_class;
   case_file.message = r.message;
   case_file.check_str = options.check_str;
@@ -403,32 +408,32 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   case_file.inputs_dir = spec.inputs.empty() ? "" : out_dir + "/original_inputs";
   case_file.device = device;
   case_file.options = check;
-  WriteAtomically(out_dir + "/case.json", CaseFileToJson(case_file, out_dir).dump(1));
+  WriteAtomically(out_dir + "/case.json", JsonText(CaseFileToJson(case_file, out_dir), 1));
   const json options_json = CheckOptionsToJson(check, out_dir);
-  WriteAtomically(out_dir + "/check_options.json", options_json.dump(1) + "\n");
+  WriteAtomically(out_dir + "/check_options.json", JsonText(options_json, 1) + "\n");
   if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
   for (const auto& [nodes, archive] : r.checkpoints) {
     if (full && !archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
   }
   const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
-  WriteAtomically(out_dir + "/repro.py", ReproPy(r, options_json.dump(), options.check_str, env, device));
+  WriteAtomically(out_dir + "/repro.py", ReproPy(r, JsonText(options_json), options.check_str, env, device));
   // graph.dot, the culprit marked (report.html draws it).
   WriteAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));
   // The Bazel form of the repro: the same program, configs, model name and op libraries,
   // judged by the same options (check_options.json).
   std::string libraries;
   for (const auto& lib : options_json.at("runner").at("op_libraries")) {
-    libraries += (libraries.empty() ? "" : ", ") + lib.dump();
+    libraries += (libraries.empty() ? "" : ", ") + Starlark(lib.get<std::string>());
   }
   std::ostringstream build;
   build << "# The reducer's repro as a harness test: bazel test :repro_test (it fails while the bug is there).\n"
         << "load(\"@aoti_harness//harness:defs.bzl\", \"aoti_model_test\", \"aoti_package\")\n\n"
         << "aoti_package(\n    name = \"repro\",\n    program = \"repro.pt2\",\n"
-        << "    model_name = " << json(r.model).dump() << ",\n    inductor_configs = {";
+        << "    model_name = " << Starlark(r.model) << ",\n    inductor_configs = {";
   const json configs = json::parse(r.inductor_configs_json);
   bool first = true;
   for (const auto& [k, v] : configs.items()) {
-    build << (first ? "" : ", ") << json(k).dump() << ": " << json(v.is_string() ? v.get<std::string>() : v.dump()).dump();
+    build << (first ? "" : ", ") << Starlark(k) << ": " << Starlark(v.is_string() ? v.get<std::string>() : JsonText(v));
     first = false;
   }
   build << "},\n";
@@ -443,7 +448,7 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   build << tags << ")\n";
   WriteAtomically(out_dir + "/BUILD.bazel", build.str());
   WriteAtomically(out_dir + "/repro_test.cc",
-                  "// aoti_harness repro: " + OneLine(r.failure_class) + ", " + std::to_string(r.nodes_after) +
+                  "// aoti_harness repro: " + CommentLine(r.failure_class) + ", " + std::to_string(r.nodes_after) +
                       " nodes. Minimal graph:\n" + CommentBlock(FormatGraph(r.minimal), "//   ") +
                       "#include <gtest/gtest.h>\n\n#include \"matchers/aoti_matches_eager.h\"\n\n"
                       "TEST(AotiRepro, CompiledMatchesEager) { EXPECT_AOTI_MATCHES_EAGER(aoti::PackageUnderTest()); }\n");
@@ -456,6 +461,11 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
      << "## Failure\n\n```\n" << WithReproPath(r.message, r.final_archive) << "\n```\n\n"
      << "## Environment\n\n```\n" << env << "```\n\n"
      << "## Minimal graph\n\n```\n" << FormatGraph(r.minimal) << "```\n\n";
+  md << "## Weights\n\n`repro.pt2` holds " << r.weights_note << "."
+     << (r.weights == "random" ? " `checkpoints/` and `original.pt2` hold the model's real weights: share `repro.pt2`, "
+                                 "`repro.py` and `repro_test.cc` alone."
+                               : "")
+     << "\n\n";
   if (!r.dynamic_shapes.empty()) {
     md << "## Dynamic shapes\n\n";
     for (const auto& line : r.dynamic_shapes) md << "- " << line << "\n";
@@ -531,10 +541,11 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
                         {"seconds", r.seconds},
                         {"final_recheck_failed_again", r.final_recheck_failed_again},
                         {"budget_exhausted", r.budget_exhausted},
+                        {"weights", r.weights},
                         {"strategies", r.strategies},
                         {"dynamic_shapes", r.dynamic_shapes},
                         {"not_written", not_written}};
-  WriteAtomically(out_dir + "/summary.json", summary.dump(1) + "\n");
+  WriteAtomically(out_dir + "/summary.json", JsonText(summary, 1) + "\n");
 }
 
 // ReplaceDirectory puts `staging` where `out_dir` is, in one step when the kernel can
@@ -602,7 +613,7 @@ void WriteNotReproduced(const std::string& out_dir, const std::string& failure_c
                   "\n\nThe test's own case (case.json, original.pt2, inputs/, diagnosis.md) is beside this "
                   "directory.\n");
   const json summary = {{"reduced", false}, {"failure_class", failure_class}, {"not_reproduced", message}};
-  WriteAtomically(out_dir + "/summary.json", summary.dump(1) + "\n");
+  WriteAtomically(out_dir + "/summary.json", JsonText(summary, 1) + "\n");
 }
 
 }  // namespace aoti

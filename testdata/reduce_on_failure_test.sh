@@ -14,9 +14,13 @@ fail() { echo "FAIL: $*"; tail -40 "$out/log.txt"; exit 1; }
 [ "$rc" -ne 0 ] || fail "the model test passed; expected the planted accuracy bug to fail it"
 case_dir="$out/aoti/AotiModel.CompiledMatchesEager"
 [ -f "$case_dir/case.json" ] || fail "no case.json in $case_dir"
-for f in repro.py repro.pt2 report.md BUILD.bazel repro_test.cc graph.dot original.pt2; do
+for f in repro.py repro.pt2 report.md BUILD.bazel repro_test.cc graph.dot; do
   [ -f "$case_dir/repro/$f" ] || fail "no $f in $case_dir/repro"
 done
+# One copy of the model: the repro's case.json points at the case's own original.pt2.
+[ -f "$case_dir/original.pt2" ] || fail "no original.pt2 in the case"
+[ ! -e "$case_dir/repro/original.pt2" ] || fail "the repro holds a second copy of the original"
+grep -q '"package": "../original.pt2"' "$case_dir/repro/case.json" || fail "the repro's case.json does not point at ../original.pt2"
 grep -q "aten.relu.default" "$case_dir/repro/report.md" || fail "the repro does not contain relu"
 grep -q "reduced from" "$out/log.txt" || fail "no pointer to the repro on stderr"
 ls "$notes"/aoti_*.part >/dev/null 2>&1 || fail "no annotation"
