@@ -368,11 +368,25 @@ bool Rerunnable(const std::string& failure_class) {
   return failure_class == "accuracy" || failure_class == "runtime error" || failure_class.rfind("signal", 0) == 0;
 }
 
+// Guarded: CheckOnce, where anything it raises (a library's own exception from a program
+// that parses but is wrong) is a failing check that says so, never the end of the test.
+CheckReport Guarded(const std::string& package, const std::vector<at::Tensor>* given, const CheckOptions& options) {
+  try {
+    return CheckOnce(package, given, options);
+  } catch (const std::exception& e) {
+    return Fail(CheckReport{}, "harness error",
+                package + ": the check stopped on an unexpected error (a malformed package, or a bug in "
+                          "aoti_harness): " + e.what());
+  } catch (...) {
+    return Fail(CheckReport{}, "harness error", package + ": the check stopped on an unknown exception");
+  }
+}
+
 }  // namespace
 
 CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* given,
                                   const CheckOptions& options) {
-  CheckReport first = CheckOnce(package, given, options);
+  CheckReport first = Guarded(package, given, options);
   if (!first.pass && !Rerunnable(first.failure_class)) return first;
   // A pass holds for `votes` runs; a failure is run `reruns` more times for its rate.
   const int more = first.pass ? options.votes - 1 : options.reruns;
@@ -383,7 +397,7 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
   CheckReport verdict = std::move(first);
   int runs = 1, failed = verdict.pass ? 0 : 1;
   for (int i = 0; i < more; ++i) {
-    CheckReport again = CheckOnce(package, given, options);
+    CheckReport again = Guarded(package, given, options);
     ++runs;
     if (!again.outcome.outputs.empty() && !verdict.outcome.outputs.empty()) {
       size_t at = 0;

@@ -380,6 +380,9 @@ void InputNames(const ArgPlan& p, std::vector<std::string>* names) {
 
 void Bind(const json& out, const c10::IValue& value, const Node& node,
           std::unordered_map<std::string, c10::IValue>* env) {
+  if (!out.is_object() || out.size() != 1) {
+    throw HarnessError(Where(node) + ": an output is " + out.dump() + ", expected an object of one kind (as_tensor, ...)");
+  }
   const std::string& key = out.begin().key();
   const json& v = out.begin().value();
   if (key == "as_tensor") {

@@ -242,6 +242,23 @@ TEST_F(BadProgram, CorruptJson) {
   }
 }
 
+// An output that is an empty object (or no object) is an error naming the node or the
+// spec, not an assertion that takes the test binary down.
+TEST_F(BadProgram, EmptyNodeOutput) {
+  Nodes()[0]["outputs"][0] = nlohmann::json::object();
+  EXPECT_THAT(Error(json_), HasSubstr("an output is {}"));
+  Nodes()[0].erase("name");
+  Nodes()[0]["outputs"][0] = nlohmann::json::object();
+  EXPECT_FALSE(Error(json_).empty());
+  Nodes()[0]["outputs"][0] = 7;
+  EXPECT_FALSE(Error(json_).empty());
+}
+
+TEST_F(BadProgram, EmptyOutputSpec) {
+  json_["graph_module"]["signature"]["output_specs"][0] = nlohmann::json::object();
+  EXPECT_THAT(Error(json_), HasSubstr("an output spec is {}"));
+}
+
 TEST_F(BadProgram, NodeNamesAMissingValue) {
   Nodes()[1]["inputs"][0]["arg"]["as_tensor"]["name"] = "ghost";
   EXPECT_THAT(Error(json_), AllOf(HasSubstr("uses value 'ghost'"), HasSubstr("node '")));

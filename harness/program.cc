@@ -102,6 +102,9 @@ OutputSpecEntry ParseOutputSpec(const json& spec) {
     if (const char* field = TargetField(kind)) e.target = body.at(field).get<std::string>();
     return e;
   }
+  if (!spec.is_object() || spec.size() != 1 || !spec.begin().value().is_object()) {
+    throw HarnessError("an output spec is " + spec.dump() + ", expected an object of one kind (user_output, ...)");
+  }
   e.arg = spec.begin().value().value("arg", json());
   e.value_name = TensorNameOf(e.arg);
   return e;
@@ -258,10 +261,10 @@ Program Program::Parse(const std::string& json_text, const std::string& what) {
         node.name = n.at("name").get<std::string>();
       } else if (!node.outputs.empty()) {
         const json& o = node.outputs.front();
-        const json& body = o.begin().value();
+        const json& body = o.is_object() && o.size() == 1 ? o.begin().value() : json();
         if (body.is_object() && body.contains("name")) node.name = body.at("name").get<std::string>();
         else if (body.is_object() && body.contains("as_name")) node.name = body.at("as_name").get<std::string>();
-        else if (body.is_array() && !body.empty() && body[0].contains("name")) node.name = body[0].at("name").get<std::string>();
+        else if (body.is_array() && !body.empty() && body[0].is_object() && body[0].contains("name")) node.name = body[0].at("name").get<std::string>();
       }
       if (node.name.empty()) node.name = "node_" + std::to_string(i);
       p.nodes.push_back(std::move(node));
@@ -269,7 +272,13 @@ Program Program::Parse(const std::string& json_text, const std::string& what) {
     where = "signature";
     const json& sig = gm.at("signature");
     for (const auto& s : sig.at("input_specs")) p.input_specs.push_back(ParseInputSpec(s));
-    for (const auto& s : sig.at("output_specs")) p.output_specs.push_back(ParseOutputSpec(s));
+    for (const auto& s : sig.at("output_specs")) {
+      try {
+        p.output_specs.push_back(ParseOutputSpec(s));
+      } catch (const HarnessError& e) {
+        throw HarnessError(what + ": malformed program at " + where + ": " + e.what());
+      }
+    }
     where = "range_constraints";
     const json ranges = doc.value("range_constraints", json::object());
     for (const auto& [sym, r] : ranges.items()) {
@@ -340,7 +349,9 @@ ProgramSignature Program::Signature() const {
   }
   for (const auto& s : output_specs) {
     if (s.kind == OutputKind::kUserOutput) {
-      sig.user_outputs.push_back(!s.value_name.empty() ? s.value_name : s.arg.begin().key());
+      sig.user_outputs.push_back(!s.value_name.empty()                     ? s.value_name
+                                 : s.arg.is_object() && s.arg.size() == 1 ? s.arg.begin().key()
+                                                                          : s.arg.dump());
     } else if (s.kind == OutputKind::kBufferMutation) {
       sig.mutated_buffers.push_back(s.target);
     }
