@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -86,16 +87,26 @@ std::optional<CompileResult> CompileCache::Lookup(const std::string& key, const 
     r.error_type = j.value("error_type", "");
     r.message = j.value("message", "");
     r.compiler_errors = j.value("compiler_errors", "");
-    if (fs::exists(entry + "/archive.pt2", ec)) {
-      fs::copy_file(entry + "/archive.pt2", out, fs::copy_options::overwrite_existing);
+    // A compile (or a recorded compile error) left an archive: a hit needs it. An entry
+    // another run is evicting at this moment may have lost it already: that is a miss.
+    const bool needs_archive = r.phase == "done" || r.phase == "compile";
+    std::error_code copy_ec;
+    fs::copy_file(entry + "/archive.pt2", out, fs::copy_options::overwrite_existing, copy_ec);
+    if (!copy_ec) {
       r.out = out;
+    } else if (needs_archive) {
+      ++misses_;
+      return std::nullopt;
     }
     fs::last_write_time(entry, fs::file_time_type::clock::now(), ec);  // recently used
     ++hits_;
     return r;
   } catch (const std::exception& e) {
-    LOG(WARNING) << "compile cache entry " << entry << " is unreadable (" << e.what() << "); removing it";
-    fs::remove_all(entry, ec);
+    // Unreadable as it stands (not gone: an entry evicted meanwhile is just a miss).
+    if (fs::exists(entry + "/result.json", ec)) {
+      LOG(WARNING) << "compile cache entry " << entry << " is unreadable (" << e.what() << "); removing it";
+      Remove(entry);
+    }
     ++misses_;
     return std::nullopt;
   }
@@ -124,8 +135,32 @@ void CompileCache::Store(const std::string& key, const CompileResult& result, co
   Evict();
 }
 
+void CompileCache::Remove(const std::string& entry) const {
+  // Renamed aside first, in one step: another run's Lookup sees the whole entry or none.
+  std::random_device rd;
+  const std::string gone = options_.dir + "/.evict_" + std::to_string(::getpid()) + "_" + std::to_string(rd());
+  std::error_code ec;
+  fs::rename(entry, gone, ec);
+  fs::remove_all(ec ? fs::path(entry) : fs::path(gone), ec);
+}
+
 void CompileCache::Evict() {
-  if (!enabled() || options_.max_bytes <= 0) return;
+  if (!enabled()) return;
+  std::error_code ec;
+  // What killed runs left: entries half written (.tmp_*) and half removed (.evict_*), an
+  // hour old or more (a live run finishes either in seconds).
+  const auto stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const auto& e : fs::directory_iterator(options_.dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".tmp_", 0) != 0 && name.rfind(".evict_", 0) != 0) continue;
+    std::error_code tec;
+    const auto when = fs::last_write_time(e.path(), tec);
+    if (!tec && when < stale) {
+      fs::remove_all(e.path(), tec);
+      ++leftovers_removed_;
+    }
+  }
+  if (options_.max_bytes <= 0) return;
   struct Entry {
     fs::path path;
     fs::file_time_type used;
@@ -133,7 +168,6 @@ void CompileCache::Evict() {
   };
   std::vector<Entry> entries;
   int64_t total = 0;
-  std::error_code ec;
   for (const auto& shard : fs::directory_iterator(options_.dir, ec)) {
     // Shards only (<k[0:2]>): not entries being written, nor the precompiled headers.
     if (!shard.is_directory(ec) || shard.path().filename().string().size() != 2) continue;
@@ -150,7 +184,7 @@ void CompileCache::Evict() {
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
   for (const auto& e : entries) {
     if (total <= options_.max_bytes) break;
-    fs::remove_all(e.path, ec);
+    Remove(e.path.string());
     total -= e.bytes;
     VLOG(1) << "compile cache: evicted " << e.path.string();
   }

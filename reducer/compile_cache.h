@@ -7,8 +7,10 @@
 // flags (Oracle::DiskKey puts them together). It holds the compile server's answer
 // (result.json) and the archive it wrote (compiled model, or the recorded compile
 // error), under <dir>/<k[0:2]>/<k>/. Entries are written aside and renamed into place,
-// so concurrent runs never see half an entry; each hit refreshes the entry's time, and
-// the oldest entries go first when the cache passes its size cap.
+// and removed by a rename aside first, so concurrent runs never see half an entry, and a
+// hit always comes with its archive; each hit refreshes the entry's time, and the oldest
+// entries go first when the cache passes its size cap. What killed runs leave behind
+// (.tmp_*, .evict_*) is removed once an hour old.
 #pragma once
 
 #include <cstdint>
@@ -54,18 +56,22 @@ class CompileCache {
   // Store keeps the answer and, when it exists, the archive. Never throws: a cache that
   // cannot be written is logged and skipped.
   void Store(const std::string& key, const CompileResult& result, const std::string& archive);
-  // Evict removes the least recently used entries until the cache fits its cap.
+  // Evict removes killed runs' leftovers an hour old, then the least recently used
+  // entries until the cache fits its cap.
   void Evict();
 
   int hits() const { return hits_; }
   int misses() const { return misses_; }
   int stores() const { return stores_; }
+  int leftovers_removed() const { return leftovers_removed_; }
 
  private:
   std::string EntryDir(const std::string& key) const;
+  // Remove: an entry renamed aside (.evict_*), then deleted.
+  void Remove(const std::string& entry) const;
 
   CompileCacheOptions options_;
-  int hits_ = 0, misses_ = 0, stores_ = 0;
+  int hits_ = 0, misses_ = 0, stores_ = 0, leftovers_removed_ = 0;
 };
 
 }  // namespace aoti

@@ -5,10 +5,13 @@
 #include "reducer/compile_cache.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -116,6 +119,66 @@ TEST_F(CompileCacheTest, EvictionLeavesThePrecompiledHeadersAlone) {
   EXPECT_TRUE(fs::exists(headers + "/c.h.gch"));
   EXPECT_TRUE(fs::exists(headers + "/locks"));
   EXPECT_EQ(PrecompiledHeadersDir(CompileCacheOptions{"", 0}), "");
+}
+
+// A hit comes with its archive: an entry whose archive another run removed meanwhile is a
+// miss, not a "compiled" answer with nothing to run.
+TEST_F(CompileCacheTest, AHitAlwaysComesWithItsArchive) {
+  const std::string key = CompileCache::Key({"x"});
+  CompileCache cache({dir_});
+  cache.Store(key, Answer("done"), Archive("a.pt2", 10));
+  const std::string entry = dir_ + "/" + key.substr(0, 2) + "/" + key;
+  fs::remove(entry + "/archive.pt2");
+  EXPECT_FALSE(cache.Lookup(key, tmp_ + "/out.pt2"));
+  EXPECT_FALSE(fs::exists(tmp_ + "/out.pt2"));
+}
+
+// Two processes on one cache, one storing and evicting without pause (a cap of two
+// entries), the other looking up: every hit the second gets has its whole archive.
+TEST_F(CompileCacheTest, TwoProcessesHammeringOneCacheNeverSeeAHalfEntry) {
+  constexpr int kKeys = 8, kRounds = 300;
+  const std::string archive = Archive("a.pt2", 4096);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    CompileCache writer({dir_, /*max_bytes=*/2 * 4096 + 1000});
+    for (int i = 0; i < kRounds; ++i) writer.Store(CompileCache::Key({std::to_string(i % kKeys)}), Answer("done"), archive);
+    ::_exit(0);
+  }
+  CompileCache reader({dir_, /*max_bytes=*/0});
+  int hits = 0, bad = 0;
+  for (int i = 0; i < kRounds * 2; ++i) {
+    const std::string out = tmp_ + "/out.pt2";
+    fs::remove(out);
+    if (auto hit = reader.Lookup(CompileCache::Key({std::to_string(i % kKeys)}), out)) {
+      ++hits;
+      std::error_code ec;
+      if (hit->out != out || fs::file_size(out, ec) != 4096 || ec) ++bad;
+    }
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(bad, 0) << "hits without their whole archive, of " << hits;
+  std::cout << "[aoti] two processes: " << hits << " hits of " << kRounds * 2 << " lookups, " << bad << " bad\n";
+}
+
+// What killed runs leave behind (an entry half written, one half removed) goes once an
+// hour old; a run's entry in the making does not.
+TEST_F(CompileCacheTest, KilledRunsLeftoversAreCleanedUp) {
+  CompileCache cache({dir_});
+  for (const char* name : {".tmp_1_2", ".evict_3_4", ".tmp_5_6"}) {
+    fs::create_directories(dir_ + "/" + name);
+    WriteTextFile(dir_ + "/" + name + "/archive.pt2", std::string(100, 'x'));
+  }
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
+  fs::last_write_time(dir_ + "/.tmp_1_2", old);
+  fs::last_write_time(dir_ + "/.evict_3_4", old);
+  cache.Evict();
+  EXPECT_FALSE(fs::exists(dir_ + "/.tmp_1_2"));
+  EXPECT_FALSE(fs::exists(dir_ + "/.evict_3_4"));
+  EXPECT_TRUE(fs::exists(dir_ + "/.tmp_5_6")) << "a live run's entry in the making was removed";
+  EXPECT_EQ(cache.leftovers_removed(), 2);
 }
 
 TEST_F(CompileCacheTest, ACacheThatCannotBeCreatedTurnsItselfOff) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <thread>
@@ -183,7 +184,7 @@ Verdict Oracle::Judge(const Program& candidate, const std::string& archive, size
 }
 
 std::optional<Verdict> Oracle::NotCompiled(const CompileResult& c) {
-  if (c.phase != "load" && c.phase != "timeout" && c.phase != "server") return std::nullopt;
+  if (c.phase == "done" || c.phase == "compile") return std::nullopt;
   Verdict v;
   v.failure_class = c.phase == "load" ? "export error" : "compile server " + c.phase;
   v.not_failing_reason = v.failure_class + ": " + c.error_type + " " + c.message.substr(0, 300);
@@ -218,10 +219,19 @@ Verdict Oracle::Test(const Program& candidate) {
   } else {
     v = Judge(candidate, compiled_path);
   }
-  // A server death or a timeout may be transient (a loaded machine): not remembered until
-  // the same candidate has met it twice.
+  // The harness' own trouble is never remembered as the candidate's verdict: the server
+  // could not read the request or write the archive, or the archive it wrote is gone (a
+  // harness error on a missing file). A server death or a timeout may be transient (a
+  // loaded machine): not remembered until the same candidate has met it twice.
+  std::error_code ec;
+  const bool harness_trouble = c.phase == "write" || c.phase == "request" ||
+                               (v.failure_class == "harness error" && !std::filesystem::exists(compiled_path, ec));
   const bool transient = c.phase == "timeout" || c.phase == "server";
-  if (!transient || ++transient_failures_[key] >= 2) cache_[key] = v;
+  if (harness_trouble) {
+    compiled_.erase(key);
+  } else if (!transient || ++transient_failures_[key] >= 2) {
+    cache_[key] = v;
+  }
   return v;
 }
 
@@ -273,7 +283,7 @@ CompileResult Oracle::Keep(const PendingCompile& p, CompileResult c) {
   // What a compile decides (compiled, a compile error, an export error) is kept for later
   // runs; a timeout or a server death is not.
   if (disk_ && (c.phase == "done" || c.phase == "compile" || c.phase == "load")) disk_->Store(p.disk_key, c, c.out);
-  if (c.phase != "timeout" && c.phase != "server") compiled_[p.key] = c;
+  if (c.phase == "done" || c.phase == "compile" || c.phase == "load") compiled_[p.key] = c;
   return c;
 }
 

@@ -121,5 +121,25 @@ TEST_F(OracleCache, ATransientFaultIsRememberedOnlyOnceItRepeats) {
   EXPECT_EQ(oracle_->compiles(), 4);
 }
 
+// The harness' own trouble is never the candidate's verdict: an archive the server could
+// not write, or one that is gone, is judged this time and compiled again next time.
+TEST_F(OracleCache, TheHarnessOwnTroubleIsNeverCached) {
+  SetMode("write_error");
+  const Verdict write = oracle_->Test(Prefix(3));
+  EXPECT_EQ(write.failure_class, "compile server write");
+  EXPECT_FALSE(write.fails);
+  SetMode("nothing");
+  const Verdict gone = oracle_->Test(Prefix(3));
+  EXPECT_FALSE(gone.cached);
+  EXPECT_EQ(gone.failure_class, "harness error") << gone.message;
+  EXPECT_EQ(oracle_->compiles(), 2);
+  SetMode("ok");
+  const Verdict real = oracle_->Test(Prefix(3));
+  EXPECT_FALSE(real.cached) << "a verdict of the harness' trouble was remembered";
+  EXPECT_EQ(oracle_->compiles(), 3);
+  // Judged on an archive that is there (this test has no runner to run it): remembered.
+  EXPECT_TRUE(oracle_->Test(Prefix(3)).cached);
+}
+
 }  // namespace
 }  // namespace aoti

@@ -4,7 +4,9 @@
 It speaks tools/compile_server.py's protocol (JSON lines in on stdin, answers on
 --answer-fd), but before each compile answer it reads what to do from the file named by
 FAKE_SERVER_MODE_FILE:
-  ok            answer properly (writing nothing to `out`)
+  ok            answer properly (`out`: a copy of the candidate archive, with no compiled model)
+  nothing       answer properly, writing nothing to `out` (an archive that vanished)
+  write_error   answer that the archive could not be written (phase "write")
   stdout        print garbage on stdout first, then answer properly
   hang          never answer
   die           write half an answer, then exit
@@ -38,7 +40,15 @@ for line in sys.stdin:
     mode = open(os.environ["FAKE_SERVER_MODE_FILE"]).read().strip()
     good = {"id": req["id"], "ok": True, "phase": "done", "seconds": 0.01, "out": req.get("out", "")}
     if mode == "ok":
+        if req.get("out") and os.path.isfile(str(req.get("program"))):
+            with open(req["program"], "rb") as src, open(req["out"], "wb") as dst:
+                dst.write(src.read())
         send(good)
+    elif mode == "nothing":
+        send(good)
+    elif mode == "write_error":
+        send({"id": req["id"], "ok": False, "phase": "write", "seconds": 0.01,
+              "error": {"type": "OSError", "message": "No space left on device"}})
     elif mode == "stdout":
         sys.stdout.write('{"id": 999, "ok": false}\nnot json at all\n')
         sys.stdout.flush()
