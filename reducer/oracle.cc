@@ -1,18 +1,25 @@
 #include "reducer/oracle.h"
 
+#include <dlfcn.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
+#include <regex>
 #include <thread>
 
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
+#include <c10/core/CPUAllocator.h>
 #include <torch/headeronly/version.h>
 
 #include "harness/errors.h"
 #include "harness/preflight.h"
+#include "harness/subprocess.h"
 #include "harness/tensor_bundle.h"
 #include "reducer/candidate_archive.h"
 #include "reducer/graph_edit.h"
@@ -26,7 +33,68 @@ std::string TorchVersion() {
          std::to_string(TORCH_VERSION_PATCH);
 }
 
+// FirstLineOf: the first line a shell command prints ("" when it cannot run).
+std::string FirstLineOf(const std::string& command) {
+  std::string line;
+  if (FILE* f = ::popen((command + " 2>/dev/null").c_str(), "r")) {
+    char buf[512];
+    if (std::fgets(buf, sizeof(buf), f)) line = buf;
+    ::pclose(f);
+  }
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  return line;
+}
+
+// AllOf: everything a shell command prints, its lines joined by "; ".
+std::string AllOf(const std::string& command) {
+  std::string out;
+  if (FILE* f = ::popen((command + " 2>/dev/null").c_str(), "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof(buf), f)) {
+      std::string line = buf;
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+      out += (out.empty() ? "" : "; ") + line;
+    }
+    ::pclose(f);
+  }
+  return out;
+}
+
+// TorchGitVersion: git_version from the version.py of the torch whose libraries this
+// process runs (<torch>/lib/libc10.so -> <torch>/version.py); "" when not found.
+std::string TorchGitVersion() {
+  Dl_info info;
+  if (!::dladdr(reinterpret_cast<void*>(&c10::GetCPUAllocator), &info) || !info.dli_fname) return "";
+  std::error_code ec;
+  const std::filesystem::path lib = std::filesystem::canonical(info.dli_fname, ec);  // past Bazel's symlinks
+  if (ec) return "";
+  const std::filesystem::path version = lib.parent_path().parent_path() / "version.py";
+  std::ifstream in(version);
+  static const std::regex git(R"(^git_version\s*=\s*['"]([0-9a-fA-F]+)['"])");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, git)) return m.str(1);
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string Oracle::CompileEnvironment() {
+  const char* cxx_env = std::getenv("CXX");
+  const std::string cxx = cxx_env && *cxx_env ? cxx_env : "g++";
+  const std::string version = FirstLineOf("'" + cxx + "' --version");
+  std::string gpus = "none";
+  try {
+    const std::string smi = FindExecutable("nvidia-smi");
+    const std::string listed = AllOf("'" + smi + "' --query-gpu=name,compute_cap --format=csv,noheader");
+    if (!listed.empty()) gpus = listed;
+  } catch (const HarnessError&) {
+  }
+  const std::string git = TorchGitVersion();
+  return "compiler " + cxx + " (" + (version.empty() ? "version unknown" : version) + "); torch " + TorchVersion() +
+         " git " + (git.empty() ? "unknown" : git) + "; gpus " + gpus;
+}
 
 Oracle::Oracle(const Pt2Archive& original, std::string model, std::string inductor_configs_json,
                const ValueStore* values, CheckOptions check, CompileClient* client,
@@ -98,6 +166,7 @@ void Oracle::UseDiskCache(CompileCache* cache) {
   disk_ = cache && cache->enabled() ? cache : nullptr;
   if (!disk_ || !state_digest_.empty()) return;
   for (const auto& f : DetectHost().cpu_flags) host_isa_ += f + " ";
+  compile_environment_ = CompileEnvironment();
   // Candidates read the original's weights and constants: the same program over other
   // weights is another compile.
   std::vector<std::string> parts;
@@ -138,7 +207,7 @@ std::string Oracle::DiskKey(const Program& candidate, const std::vector<at::Tens
   }
   return CompileCache::Key({"program", candidate.ToJson(), "model", model_, "inputs", inputs, "state", state_digest_,
                             "configs", configs, "torch", TorchVersion(), "isa", host_isa_, "op_libraries",
-                            op_libraries_digest_});
+                            op_libraries_digest_, "environment", compile_environment_});
 }
 
 void Oracle::SetTarget(std::string failure_class, std::string check_str) {

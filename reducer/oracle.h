@@ -60,6 +60,11 @@ class Oracle {
   // UseDiskCache: compiled candidates are looked up in, and stored to, `cache` (which
   // outlives this oracle), keyed by DiskKey.
   void UseDiskCache(CompileCache* cache);
+  // CompileEnvironment: what a compile depends on besides the candidate, read from this
+  // host: the C++ compiler inductor runs ($CXX, else g++) with its version line, the torch
+  // build (the wheel's git hash, beside the libtorch this process runs), and the GPUs
+  // (nvidia-smi's names and compute capabilities; "none" without it). Part of DiskKey.
+  static std::string CompileEnvironment();
   // DiskKey: what a compile of `candidate` (given `inputs`) under `configs_json` depends
   // on, hashed.
   std::string DiskKey(const Program& candidate, const std::vector<at::Tensor>& inputs,
@@ -168,6 +173,7 @@ class Oracle {
   CompileCache* disk_ = nullptr;
   std::string state_digest_;  // the weights and constants, hashed once for the disk keys
   std::string host_isa_;      // this host's CPU flags, read once for the disk keys
+  std::string compile_environment_;  // CompileEnvironment(), read once for the disk keys
   std::string op_libraries_digest_;  // the op libraries' contents, hashed once for the disk keys
   bool skip_export_errors_ = true;
   double compile_seconds_ = 0;

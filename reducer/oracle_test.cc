@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 
 #include <gflags/gflags.h>
 #include <gtest/gtest.h>
@@ -119,6 +120,22 @@ TEST_F(OracleCache, ATransientFaultIsRememberedOnlyOnceItRepeats) {
   EXPECT_TRUE(third.cached);
   EXPECT_EQ(third.failure_class, "compile server timeout");
   EXPECT_EQ(oracle_->compiles(), 4);
+}
+
+// The disk cache's key holds the compile environment: the compiler and its version (another
+// $CXX is another key), the torch build's git hash, and the GPUs.
+TEST(CompileEnvironment, NamesTheCompilerTheTorchBuildAndTheGpus) {
+  ::unsetenv("CXX");
+  const std::string gxx = Oracle::CompileEnvironment();
+  EXPECT_NE(gxx.find("compiler g++ ("), std::string::npos) << gxx;
+  EXPECT_EQ(gxx.find("version unknown"), std::string::npos) << gxx;
+  EXPECT_TRUE(std::regex_search(gxx, std::regex("git [0-9a-f]{40};"))) << gxx;
+  EXPECT_NE(gxx.find("; gpus "), std::string::npos) << gxx;
+  ::setenv("CXX", "clang++", 1);
+  const std::string clang = Oracle::CompileEnvironment();
+  ::unsetenv("CXX");
+  EXPECT_NE(clang, gxx);
+  EXPECT_NE(clang.find("compiler clang++"), std::string::npos) << clang;
 }
 
 // The harness' own trouble is never the candidate's verdict: an archive the server could
