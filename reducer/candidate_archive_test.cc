@@ -46,6 +46,13 @@ TEST(CandidateArchive, KeepsEachInputsLayout) {
   }
 }
 
+// FirstNodeAlone: the program cut to its first node (the mlp's fc1 linear).
+Program FirstNodeAlone(const Program& program) {
+  std::vector<bool> keep(program.nodes.size(), false);
+  keep[0] = true;
+  return RemoveUnusedInputs(KeepNodes(program, keep, OutputMode::kLast));
+}
+
 // The weight records of an archive (data/weights/*, its configs left out).
 std::set<std::string> WeightRecords(const Pt2Archive& archive) {
   std::set<std::string> out;
@@ -60,9 +67,7 @@ std::set<std::string> WeightRecords(const Pt2Archive& archive) {
 TEST(CandidateArchive, CarriesOnlyTheWeightsItUses) {
   auto original = Pt2Archive::Open(FLAGS_package);
   const Program program = Program::Parse(original->ProgramJson("model"), FLAGS_package);
-  std::vector<bool> keep(program.nodes.size(), false);
-  keep[0] = true;
-  const Program cut = RemoveUnusedInputs(KeepNodes(program, keep, OutputMode::kLast));
+  const Program cut = FirstNodeAlone(program);
   std::set<std::string> used;
   for (const auto& s : cut.input_specs) {
     if (!s.target.empty()) used.insert(s.target);
@@ -89,9 +94,7 @@ TEST(CandidateArchive, CarriesOnlyTheWeightsItUses) {
 TEST(CandidateArchive, RandomWeightsKeepShapeDtypeAndScale) {
   auto original = Pt2Archive::Open(FLAGS_package);
   const Program program = Program::Parse(original->ProgramJson("model"), FLAGS_package);
-  std::vector<bool> keep(program.nodes.size(), false);
-  keep[0] = true;
-  const Program cut = RemoveUnusedInputs(KeepNodes(program, keep, OutputMode::kLast));
+  const Program cut = FirstNodeAlone(program);
   const std::string dir = std::string(getenv("TEST_TMPDIR"));
   WriteCandidateArchive(*original, "model", cut, original->SampleInputs(), "{}", dir + "/random.pt2",
                         CandidateWeights::kRandom);
