@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -82,7 +83,7 @@ std::string FindExecutable(const std::string& name) {
   if (name.empty()) throw HarnessError("an empty program name to run");
   if (name.find('/') != std::string::npos) return name;
   const char* path = std::getenv("PATH");
-  const std::string dirs = path ? path : "";
+  const std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
   size_t start = 0;
   while (start <= dirs.size()) {
     const size_t end = std::min(dirs.find(':', start), dirs.size());
@@ -95,6 +96,17 @@ std::string FindExecutable(const std::string& name) {
     start = end + 1;
   }
   throw HarnessError("'" + name + "' is not an executable file in any directory of PATH (" + dirs + ")");
+}
+
+std::string CommandOutput(const std::string& shell_command) {
+  std::string out;
+  if (FILE* p = ::popen((shell_command + " 2>/dev/null").c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof(buf), p)) out += buf;
+    ::pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) out.pop_back();
+  return out;
 }
 
 std::string SignalName(int sig) {

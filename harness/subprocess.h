@@ -79,9 +79,13 @@ bool RunLogged(const std::vector<std::string>& argv, const std::vector<std::stri
                double timeout_s, int* status);
 
 // FindExecutable: `name` as a path to run: as it is when it holds a '/', else the first
-// executable file of that name on PATH (execve searches nothing). Throws HarnessError
-// naming it and PATH when there is none.
+// executable file of that name on PATH (/usr/local/bin:/usr/bin:/bin when PATH is unset;
+// execve searches nothing). Throws HarnessError naming it and PATH when there is none.
 std::string FindExecutable(const std::string& name);
+
+// CommandOutput: what a shell command prints on stdout, trailing newlines and spaces
+// dropped ("" when it cannot run). For short probes (a compiler's --version, nvidia-smi).
+std::string CommandOutput(const std::string& shell_command);
 
 // SignalName: "SIGSEGV", "SIGABRT", ..., or "signal N".
 std::string SignalName(int sig);

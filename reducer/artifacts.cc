@@ -18,6 +18,7 @@
 
 #include "harness/case_file.h"
 #include "harness/errors.h"
+#include "harness/subprocess.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_bundle.h"
 #include "harness/tensor_io.h"
@@ -53,17 +54,6 @@ std::string ArgText(const json& arg) {
     return s + "]";
   }
   return JsonText(v);
-}
-
-std::string Run(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen((command + " 2>/dev/null").c_str(), "r")) {
-    char buf[256];
-    while (std::fgets(buf, sizeof(buf), p)) out += buf;
-    ::pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
 }
 
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
@@ -328,11 +318,11 @@ std::string EnvironmentHeader(const std::string& package) {
   } catch (const HarnessError&) {
   }
   const char* cxx = std::getenv("CXX");
-  os << "compiler: " << FirstLine(Run(std::string(cxx && *cxx ? cxx : "g++") + " --version")) << "\n";
-  os << "CPU: " << Run("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'") << "\n";
-  const std::string nvcc = Run("nvcc --version | tail -n 2 | head -n 1");
+  os << "compiler: " << FirstLine(CommandOutput(std::string(cxx && *cxx ? cxx : "g++") + " --version")) << "\n";
+  os << "CPU: " << CommandOutput("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'") << "\n";
+  const std::string nvcc = CommandOutput("nvcc --version | tail -n 2 | head -n 1");
   os << "nvcc: " << (nvcc.empty() ? "not found" : nvcc) << "\n";
-  const std::string gpus = Run("nvidia-smi -L");
+  const std::string gpus = CommandOutput("nvidia-smi -L");
   os << "GPUs: " << (gpus.empty() ? "none" : gpus) << "\n";
   return os.str();
 }

@@ -33,33 +33,6 @@ std::string TorchVersion() {
          std::to_string(TORCH_VERSION_PATCH);
 }
 
-// FirstLineOf: the first line a shell command prints ("" when it cannot run).
-std::string FirstLineOf(const std::string& command) {
-  std::string line;
-  if (FILE* f = ::popen((command + " 2>/dev/null").c_str(), "r")) {
-    char buf[512];
-    if (std::fgets(buf, sizeof(buf), f)) line = buf;
-    ::pclose(f);
-  }
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-  return line;
-}
-
-// AllOf: everything a shell command prints, its lines joined by "; ".
-std::string AllOf(const std::string& command) {
-  std::string out;
-  if (FILE* f = ::popen((command + " 2>/dev/null").c_str(), "r")) {
-    char buf[512];
-    while (std::fgets(buf, sizeof(buf), f)) {
-      std::string line = buf;
-      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-      out += (out.empty() ? "" : "; ") + line;
-    }
-    ::pclose(f);
-  }
-  return out;
-}
-
 // TorchGitVersion: git_version from the version.py of the torch whose libraries this
 // process runs (<torch>/lib/libc10.so -> <torch>/version.py); "" when not found.
 std::string TorchGitVersion() {
@@ -83,11 +56,13 @@ std::string TorchGitVersion() {
 std::string Oracle::CompileEnvironment() {
   const char* cxx_env = std::getenv("CXX");
   const std::string cxx = cxx_env && *cxx_env ? cxx_env : "g++";
-  const std::string version = FirstLineOf("'" + cxx + "' --version");
+  const std::string printed = CommandOutput("'" + cxx + "' --version");
+  const std::string version = printed.substr(0, printed.find('\n'));
   std::string gpus = "none";
   try {
     const std::string smi = FindExecutable("nvidia-smi");
-    const std::string listed = AllOf("'" + smi + "' --query-gpu=name,compute_cap --format=csv,noheader");
+    std::string listed = CommandOutput("'" + smi + "' --query-gpu=name,compute_cap --format=csv,noheader");
+    for (size_t at = listed.find('\n'); at != std::string::npos; at = listed.find('\n', at)) listed.replace(at, 1, "; ");
     if (!listed.empty()) gpus = listed;
   } catch (const HarnessError&) {
   }

@@ -64,17 +64,6 @@ std::string Shape(const std::vector<int64_t>& sizes) {
   return s + "]";
 }
 
-std::string FindOnPath(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (dir.empty()) continue;
-    const std::string candidate = dir + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
 // The <svg ...>...</svg> element of dot's output, without its XML prolog and doctype.
 std::string SvgElement(const std::string& document) {
   const size_t start = document.find("<svg");
@@ -198,7 +187,11 @@ std::string GraphDot(const Program& program, const std::set<std::string>& kept, 
 
 std::string RenderSvg(const std::string& dot_source, const std::string& work_dir, double timeout_s,
                       std::string* problem) {
-  const std::string dot = FindOnPath("dot");
+  std::string dot;
+  try {
+    dot = FindExecutable("dot");
+  } catch (const HarnessError&) {
+  }
   if (dot.empty()) {
     *problem = "Graphviz's dot is not on PATH (Debian: apt-get install graphviz)";
     return "";
