@@ -84,9 +84,14 @@ bool MutatesState(const Program& program) {
   return false;
 }
 
-// SameValues: a and b hold the same values (NaN equal to NaN); else the first output that
-// differs and the greatest absolute difference there.
-bool SameValues(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, size_t* first, double* max_diff) {
+// SameValues: a and b hold the same values (NaN equal to NaN); else, where `first` and
+// `max_diff` are given, the first tensor that differs and the greatest absolute difference there.
+bool SameValues(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, size_t* first = nullptr,
+                double* max_diff = nullptr) {
+  size_t unused_first = 0;
+  double unused_diff = 0;
+  if (!first) first = &unused_first;
+  if (!max_diff) max_diff = &unused_diff;
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
     const at::Tensor x = a[i].detach().cpu(), y = b[i].detach().cpu();
     if (x.sizes() != y.sizes() || x.scalar_type() != y.scalar_type()) {
@@ -132,16 +137,6 @@ std::string DisagreementWithRecorded(const std::vector<at::Tensor>& eager, const
   return "";
 }
 
-// SameTensors: `given` holds the package's sample inputs (same shapes, dtypes and values).
-bool SameTensors(const std::vector<at::Tensor>& given, const std::vector<at::Tensor>& sample) {
-  if (given.size() != sample.size()) return false;
-  for (size_t i = 0; i < given.size(); ++i) {
-    const at::Tensor g = given[i].detach().cpu(), s = sample[i].detach().cpu();
-    if (g.sizes() != s.sizes() || g.scalar_type() != s.scalar_type() || !at::equal(g, s)) return false;
-  }
-  return true;
-}
-
 // FallbackRandom: the package's inductor configs set fallback_random (compiled random ops
 // then call ATen's, drawing from the generator eager uses).
 bool FallbackRandom(const Pt2Archive& archive) {
@@ -159,8 +154,18 @@ CheckReport Fail(CheckReport r, std::string failure_class, std::string message) 
   return r;
 }
 
-// CheckOnce: the four steps, with one compiled run.
-CheckReport CheckOnce(const std::string& package, const std::vector<at::Tensor>* given, const CheckOptions& options) {
+// References: what a check judges the compiled run by, kept from its first run for the
+// reruns of its compiled model (eager and float64 are not run again).
+struct References {
+  bool valid = false;
+  std::vector<at::Tensor> eager, fp64;
+  std::string fp64_note, fp64_device;
+};
+
+// CheckOnce: the four steps, with one compiled run; with `refs` already filled, the
+// compiled run is judged by them, else they are filled.
+CheckReport CheckOnce(const std::string& package, const std::vector<at::Tensor>* given, const CheckOptions& options,
+                      References* refs) {
   CheckReport r;
   std::string what = package + (options.model.empty() ? "" : " model '" + options.model + "'");
   std::unique_ptr<Pt2Archive> archive;
@@ -226,80 +231,88 @@ CheckReport CheckOnce(const std::string& package, const std::vector<at::Tensor>*
   const Program& program = eager->program();
   const std::vector<std::string> random_nodes = RandomNodes(program);
   const int64_t seed = options.runner.seed;
-  std::vector<at::Tensor> eager_out, fp64_out, again;
-  try {
-    if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
-    eager_out = eager->RunTensors(inputs);
-    // A second run is comparable only where the first left the program's state as it found it.
-    if (!MutatesState(program)) {
-      if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
-      again = eager->RunTensors(inputs);
-    }
-  } catch (const HarnessError& e) {
-    return Fail(std::move(r), "harness error", what + ": the eager interpreter failed: " + e.what());
-  }
   const auto names = program.Signature().user_outputs;
-  size_t differs = 0;
-  double by = 0;
-  const bool varies = !again.empty() && !SameValues(eager_out, again, &differs, &by);
-  if (varies || (!random_nodes.empty() && seed < 0 && again.empty())) {
-    r.random_nodes = random_nodes;
-    std::string ops;
-    for (const auto& n : random_nodes) ops += (ops.empty() ? "" : ", ") + n;
-    return Fail(std::move(r), "nondeterministic",
-                what + ": the model is random" + (ops.empty() ? std::string("") : ": it draws random numbers in " + ops) +
-                    (varies ? std::string(ops.empty() ? "" : ";") + " two eager runs on the same inputs" +
-                                  (seed >= 0 ? " seeded alike" : "") + " differ at output " + std::to_string(differs) +
-                                  " '" + (differs < names.size() ? names[differs] : "?") + "' by up to " + std::to_string(by)
-                            : std::string("")) +
-                    ". Eager, float64 and the compiled model draw other numbers, so no rule can judge it, and it is "
-                    "not reduced. To check it, compile it with inductor_configs {\"fallback_random\": \"true\"} and seed "
-                    "the check (--aoti_seed=0): the compiled model and eager then draw the same numbers.");
-  }
-  // Python eager, recorded when the package was built, is a second reference for the
-  // interpreter on the sample inputs: where they disagree the failure is the harness', not AOTI's.
-  if (random_nodes.empty() && archive->Manifest() && !archive->Manifest()->eager_outputs.empty() &&
-      archive->Manifest()->eager_outputs.size() == eager_out.size() &&
-      (!given || SameTensors(*given, archive->SampleInputsOnCpu()))) {
-    std::string disagreement;
-    try {
-      disagreement = DisagreementWithRecorded(eager_out, archive->RecordedEagerOutputs(), names);
-    } catch (const HarnessError& e) {
-      disagreement = std::string("the recorded outputs cannot be read: ") + e.what();
-    }
-    if (!disagreement.empty()) {
-      return Fail(std::move(r), "harness disagreement",
-                  what + ": the harness' eager interpreter disagrees with the Python eager outputs the package "
-                         "recorded when it was built, at " + disagreement +
-                      ". The failure is the harness', not AOTI's: nothing is judged or reduced. Please report it to "
-                      "aoti_harness with the package.");
-    }
-  }
   const bool seeded_random = !random_nodes.empty() && seed >= 0;
-  // Only the float64 RMSE rule needs a float64 run. When it fails, the rule falls back to
-  // eager as the reference, as upstream's same_two_models does, and the report says so.
-  // A seeded random model has none: float64 draws other numbers even seeded alike.
-  if (seeded_random && options.accuracy.mode == AccuracyMode::kFp64Rmse) {
-    r.fp64_note = "no float64 reference (the model draws random numbers, and a float64 run draws others even seeded "
-                  "alike); judged against eager, seeded alike";
-  } else if (options.accuracy.mode == AccuracyMode::kFp64Rmse) {
+  std::vector<at::Tensor> eager_out, fp64_out, again;
+  if (refs->valid) {
+    eager_out = refs->eager;
+    fp64_out = refs->fp64;
+    r.fp64_note = refs->fp64_note;
+    r.fp64_device = refs->fp64_device;
+  } else {
     try {
-      InterpreterOptions o64;
-      o64.fp64 = true;
-      // On the package's device where it computes in float64 (the CPU, CUDA), else on the
-      // CPU; the report says which.
-      const c10::Device run_on = inputs.empty() || !inputs[0].defined() ? c10::Device(c10::kCPU) : inputs[0].device();
-      if (!SupportsFloat64(run_on.type())) o64.device = "cpu";
-      r.fp64_device = o64.device.empty() ? run_on.str() : o64.device;
-      fp64 = Interpreter::FromArchive(*archive, r.model, o64);
-      fp64_out = fp64->RunTensors(inputs);
+      if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
+      eager_out = eager->RunTensors(inputs);
+      // A second run is comparable only where the first left the program's state as it found it.
+      if (!MutatesState(program)) {
+        if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
+        again = eager->RunTensors(inputs);
+      }
     } catch (const HarnessError& e) {
-      fp64_out.clear();
-      r.fp64_note = std::string("no float64 reference (the float64 run failed: ") + e.what() +
-                    "); judged against eager, as upstream does";
+      return Fail(std::move(r), "harness error", what + ": the eager interpreter failed: " + e.what());
     }
+    size_t differs = 0;
+    double by = 0;
+    const bool varies = !again.empty() && !SameValues(eager_out, again, &differs, &by);
+    if (varies || (!random_nodes.empty() && seed < 0 && again.empty())) {
+      r.random_nodes = random_nodes;
+      std::string ops;
+      for (const auto& n : random_nodes) ops += (ops.empty() ? "" : ", ") + n;
+      return Fail(std::move(r), "nondeterministic",
+                  what + ": the model is random" + (ops.empty() ? std::string("") : ": it draws random numbers in " + ops) +
+                      (varies ? std::string(ops.empty() ? "" : ";") + " two eager runs on the same inputs" +
+                                    (seed >= 0 ? " seeded alike" : "") + " differ at output " + std::to_string(differs) +
+                                    " '" + (differs < names.size() ? names[differs] : "?") + "' by up to " + std::to_string(by)
+                              : std::string("")) +
+                      ". Eager, float64 and the compiled model draw other numbers, so no rule can judge it, and it is "
+                      "not reduced. To check it, compile it with inductor_configs {\"fallback_random\": \"true\"} and seed "
+                      "the check (--aoti_seed=0): the compiled model and eager then draw the same numbers.");
+    }
+    // Python eager, recorded when the package was built, is a second reference for the
+    // interpreter on the sample inputs: where they disagree the failure is the harness', not AOTI's.
+    if (random_nodes.empty() && archive->Manifest() && !archive->Manifest()->eager_outputs.empty() &&
+        archive->Manifest()->eager_outputs.size() == eager_out.size() &&
+        (!given || SameValues(*given, archive->SampleInputsOnCpu()))) {
+      std::string disagreement;
+      try {
+        disagreement = DisagreementWithRecorded(eager_out, archive->RecordedEagerOutputs(), names);
+      } catch (const HarnessError& e) {
+        disagreement = std::string("the recorded outputs cannot be read: ") + e.what();
+      }
+      if (!disagreement.empty()) {
+        return Fail(std::move(r), "harness disagreement",
+                    what + ": the harness' eager interpreter disagrees with the Python eager outputs the package "
+                           "recorded when it was built, at " + disagreement +
+                        ". The failure is the harness', not AOTI's: nothing is judged or reduced. Please report it to "
+                        "aoti_harness with the package.");
+      }
+    }
+    // Only the float64 RMSE rule needs a float64 run. When it fails, the rule falls back to
+    // eager as the reference, as upstream's same_two_models does, and the report says so.
+    // A seeded random model has none: float64 draws other numbers even seeded alike.
+    if (seeded_random && options.accuracy.mode == AccuracyMode::kFp64Rmse) {
+      r.fp64_note = "no float64 reference (the model draws random numbers, and a float64 run draws others even seeded "
+                    "alike); judged against eager, seeded alike";
+    } else if (options.accuracy.mode == AccuracyMode::kFp64Rmse) {
+      try {
+        InterpreterOptions o64;
+        o64.fp64 = true;
+        // On the package's device where it computes in float64 (the CPU, CUDA), else on the
+        // CPU; the report says which.
+        const c10::Device run_on = inputs.empty() || !inputs[0].defined() ? c10::Device(c10::kCPU) : inputs[0].device();
+        if (!SupportsFloat64(run_on.type())) o64.device = "cpu";
+        r.fp64_device = o64.device.empty() ? run_on.str() : o64.device;
+        fp64 = Interpreter::FromArchive(*archive, r.model, o64);
+        fp64_out = fp64->RunTensors(inputs);
+      } catch (const HarnessError& e) {
+        fp64_out.clear();
+        r.fp64_note = std::string("no float64 reference (the float64 run failed: ") + e.what() +
+                      "); judged against eager, as upstream does";
+      }
+    }
+    fp64_out.resize(eager_out.size());  // undefined: no float64 reference for that output
+    *refs = References{true, eager_out, fp64_out, r.fp64_note, r.fp64_device};
   }
-  fp64_out.resize(eager_out.size());  // undefined: no float64 reference for that output
   if (options.keep_values) {
     r.eager_outputs = eager_out;
     r.fp64_outputs = fp64_out;
@@ -370,9 +383,10 @@ bool Rerunnable(const std::string& failure_class) {
 
 // Guarded: CheckOnce, where anything it raises (a library's own exception from a program
 // that parses but is wrong) is a failing check that says so, never the end of the test.
-CheckReport Guarded(const std::string& package, const std::vector<at::Tensor>* given, const CheckOptions& options) {
+CheckReport Guarded(const std::string& package, const std::vector<at::Tensor>* given, const CheckOptions& options,
+                    References* refs) {
   try {
-    return CheckOnce(package, given, options);
+    return CheckOnce(package, given, options, refs);
   } catch (const std::exception& e) {
     return Fail(CheckReport{}, "harness error",
                 package + ": the check stopped on an unexpected error (a malformed package, or a bug in "
@@ -386,7 +400,8 @@ CheckReport Guarded(const std::string& package, const std::vector<at::Tensor>* g
 
 CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<at::Tensor>* given,
                                   const CheckOptions& options) {
-  CheckReport first = Guarded(package, given, options);
+  References refs;
+  CheckReport first = Guarded(package, given, options, &refs);
   if (!first.pass && !Rerunnable(first.failure_class)) return first;
   // A pass holds for `votes` runs; a failure is run `reruns` more times for its rate.
   const int more = first.pass ? options.votes - 1 : options.reruns;
@@ -397,7 +412,7 @@ CheckReport CheckAotiMatchesEager(const std::string& package, const std::vector<
   CheckReport verdict = std::move(first);
   int runs = 1, failed = verdict.pass ? 0 : 1;
   for (int i = 0; i < more; ++i) {
-    CheckReport again = Guarded(package, given, options);
+    CheckReport again = Guarded(package, given, options, &refs);
     ++runs;
     if (!again.outcome.outputs.empty() && !verdict.outcome.outputs.empty()) {
       size_t at = 0;
