@@ -4,7 +4,8 @@
 # through local_repository, under `bazel test`.
 #
 #   1. `bazel test //...` there: each healthy model's AOTI check passes (no false alarm),
-#      and the interpreter is bit-identical to Python eager in float32 and bfloat16.
+#      and the interpreter matches Python eager in float32 and bfloat16 (bit for bit here;
+#      within assert_close's default tolerance wherever a CPU kernel rounds differently).
 #   2. Each planted case: `DUMP_AOTI_MINIFIER=1 bazel test //:<case>_test`, with every
 #      PyTorch debug and repro variable also set in the test's environment. The test must
 #      fail; from its outputs.zip the repro must have at most 2 nodes, one of them the
@@ -102,8 +103,9 @@ for test, m, what in rows:
     log = open(f"{logs}/{test}/test.log").read()
     verdict = "pass" if re.search(r"\[  PASSED  \] \d+ tests?", log) and "FAILED" not in log else "FALSE ALARM"
     secs = re.search(r'<testcase[^>]*time="([0-9.]+)"', open(f"{logs}/{test}/test.xml").read())
-    ident = lambda p: ("bit-identical" if re.search(rf"/{p}\.pt2 \([A-Za-z0-9]+\): bit-identical", identity)
-                       else "DIFFERS") if not what else "-"
+    def ident(p):
+        found = re.search(rf"/{p}\.pt2 \([A-Za-z0-9]+\): (bit-identical|max \|diff\| \S+)", identity)
+        return "-" if what else found.group(1).replace("|", "\\|") if found else "?"
     print(f"| {test} | {ops} | {outs} | {verdict} | {ident(m)} | {ident(m + '_bf16')} | {secs.group(1) if secs else '?'} | {what} |")
 PY
   echo "  healthy corpus: $(( $(date +%s) - start )) s"
