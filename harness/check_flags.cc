@@ -7,6 +7,7 @@
 
 #include <gflags/gflags.h>
 
+#include "harness/deadline.h"
 #include "harness/errors.h"
 #include "harness/flags.h"
 #include "harness/tensor_bundle.h"
@@ -74,8 +75,10 @@ CheckOptions CheckOptionsFromFlags(const CheckOptions* given_base) {
     }
     o.runner.timeout_s = FLAGS_aoti_timeout_s;
   }
-  // Where this machine keeps the runner is no option of the test: always the flag's.
+  // Where this machine keeps the runner is no option of the test: always the flag's. Nor
+  // is the time this process has: every compiled run stops at the test's deadline.
   o.runner.runner_path = FLAGS_aoti_runner;
+  o.runner.deadline = Deadline::ForThisTest();
   // Op libraries add up: a file's (a repro's own copies) and the flag's (aoti_model_test's).
   for (const auto& lib : SplitFlagList(FLAGS_aoti_op_libraries)) {
     const std::string path = AbsolutePath(lib);

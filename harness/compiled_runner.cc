@@ -144,9 +144,21 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
     if (!tmpdir_given) env.emplace_back("TMPDIR", work.path());
     const std::string log = work.path() + "/child.log";
     int status = 0;
-    const bool ended =
-        RunLogged(argv, ChildEnvironment({options.env_pass_through, env}), log, options.timeout_s, &status);
+    const double allowed = options.deadline.Cap(options.timeout_s);
+    if (!(allowed > 0)) {
+      o.kind = OutcomeKind::kHarnessError;
+      o.message = "not run: no time is left before " + options.deadline.what();
+      return finish(o);
+    }
+    const bool ended = RunLogged(argv, ChildEnvironment({options.env_pass_through, env}), log, allowed, &status);
     o.stderr_text = ReadTextFile(log);
+    if (!ended && allowed < options.timeout_s) {
+      o.kind = OutcomeKind::kHarnessError;
+      o.message = "the compiled model was stopped after " + std::to_string(static_cast<int>(allowed + 0.5)) +
+                  " s, at the deadline of " + options.deadline.what() + " (its own timeout of " +
+                  std::to_string(static_cast<int>(options.timeout_s + 0.5)) + " s had not passed): out of time, not a hang";
+      return finish(o);
+    }
     if (!ended) {
       o.kind = OutcomeKind::kTimeout;
       o.message = "the compiled model ran past the timeout of " + std::to_string(options.timeout_s) +

@@ -43,7 +43,11 @@ DEFINE_string(check_str, "", "the failure message must contain this string");
 DEFINE_int32(max_granularity, 0, "delta debugging's first window size, a power of two (default: largest that fits)");
 DEFINE_bool(skip_sanity, false, "do not check first that the original still fails");
 DEFINE_bool(strict_accuracy, false, "accuracy failures by allclose alone instead of the fp64-RMSE rule");
-DEFINE_double(time_budget_s, 0, "stop after this many seconds with the best result so far (0: no budget)");
+DEFINE_double(time_budget_s, 0,
+              "stop after this many seconds with the best result so far (0: no budget); no compile or run outlasts it");
+DEFINE_double(hang_timeout_s, 20,
+              "reducing a hang: a candidate's compiled run that goes on this long counts as hanging (capped at the "
+              "case's own timeout; 0: that timeout)");
 DEFINE_string(aoti_reduce_strategies, "", "comma-separated strategies, in order (default: all; see --print_strategies)");
 DEFINE_string(out, "", "artifact directory (default: ./aoti_repro)");
 DEFINE_string(python, "", "Python with torch for the compile server (default: $AOTI_PYTHON or python3)");
@@ -109,6 +113,7 @@ int Main(int argc, char** argv) {
   options.max_granularity = FLAGS_max_granularity;
   options.skip_sanity = FLAGS_skip_sanity;
   options.time_budget_s = FLAGS_time_budget_s;
+  options.hang_timeout_s = FLAGS_hang_timeout_s;
   options.strategies = aoti::SplitFlagList(FLAGS_aoti_reduce_strategies);
   options.compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
   options.offload_to_disk = FLAGS_offload_to_disk;

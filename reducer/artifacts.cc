@@ -399,7 +399,10 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   case_file.device = device;
   case_file.options = check;
   WriteAtomically(out_dir + "/case.json", JsonText(CaseFileToJson(case_file, out_dir), 1));
-  const json options_json = CheckOptionsToJson(check, out_dir);
+  // The repro judges as the reduction did: a hang at the reduction's shorter timeout.
+  CheckOptions repro_check = check;
+  if (r.hang_timeout_s > 0) repro_check.runner.timeout_s = r.hang_timeout_s;
+  const json options_json = CheckOptionsToJson(repro_check, out_dir);
   WriteAtomically(out_dir + "/check_options.json", JsonText(options_json, 1) + "\n");
   if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
   for (const auto& [nodes, archive] : r.checkpoints) {
@@ -470,8 +473,13 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
      << (r.compile_cache_dir.empty() ? " (no disk cache)" : " (" + r.compile_cache_dir + ")") << " |\n"
      << "| runs | " << r.runs << " |\n| wall time | " << r.seconds << " s |\n"
      << "| compile time | " << r.compile_seconds << " s |\n| flaky candidates rejected | " << r.flaky << " |\n"
-     << "| final result failed again on re-check | " << (r.final_recheck_failed_again ? "yes" : "NO (flaky)") << " |\n"
-     << "| time budget spent | " << (r.budget_exhausted ? "yes: best result so far" : "no") << " |\n\n"
+     << "| final result failed again on re-check | " << RecheckText(r) << " |\n"
+     << "| time budget spent | " << BudgetText(r) << " |\n"
+     << (r.hang_timeout_s > 0 ? "| a run counts as hanging after (repro and candidates) | " +
+                                    std::to_string(static_cast<int>(r.hang_timeout_s)) + " s (the test's own: " +
+                                    std::to_string(static_cast<int>(spec.check.runner.timeout_s)) + " s) |\n"
+                              : std::string())
+     << "\n"
      << "## Steps\n\nStrategies, in order: ";
   for (size_t i = 0; i < r.strategies.size(); ++i) md << (i ? ", " : "") << "`" << r.strategies[i] << "`";
   md << "\n\n| strategy | what | nodes | compiles so far | time |\n| --- | --- | --- | ---: | ---: |\n";
@@ -530,7 +538,10 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
                         {"speculative_compiles", r.speculative_compiles},
                         {"seconds", r.seconds},
                         {"final_recheck_failed_again", r.final_recheck_failed_again},
+                        {"final_rechecked", r.final_rechecked},
                         {"budget_exhausted", r.budget_exhausted},
+                        {"sanity_checked", r.sanity_checked},
+                        {"hang_timeout_s", r.hang_timeout_s},
                         {"weights", r.weights},
                         {"strategies", r.strategies},
                         {"dynamic_shapes", r.dynamic_shapes},

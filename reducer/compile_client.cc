@@ -167,11 +167,30 @@ bool CompileClient::Receive(int64_t request_id, double timeout_s, nlohmann::json
 
 CompileResult CompileClient::Compile(const std::string& program, const std::string& out,
                                      const std::string& inductor_configs_json) {
+  CompileResult r;
+  // Out of the process' time: no compile starts, and none outlasts the deadline.
+  const double allowed = options_.deadline.Cap(options_.timeout_s);
+  if (!(allowed > 0)) {
+    r.phase = "timeout";
+    r.message = "compile server: not compiled: no time is left before " + options_.deadline.what();
+    return r;
+  }
   if (!server_) Start();
   if (ping_pending_) {
     nlohmann::json pong;
     std::string problem;
-    if (!Receive(0, 300, &pong, &problem)) StartFailed(problem);
+    if (!Receive(0, options_.deadline.Cap(300), &pong, &problem)) {
+      if (options_.deadline.Caps(300) && options_.deadline.Passed()) {
+        // Out of time while the server was starting: a timeout of this compile, not a server
+        // that cannot start.
+        Stop();
+        r.phase = "timeout";
+        r.message = "compile server: not compiled: the server was still starting at the deadline of " +
+                    options_.deadline.what();
+        return r;
+      }
+      StartFailed(problem);
+    }
     ping_pending_ = false;
   }
   ++requests_;
@@ -181,15 +200,17 @@ CompileResult CompileClient::Compile(const std::string& program, const std::stri
                                   {"out", out},
                                   {"inductor_configs", nlohmann::json::parse(inductor_configs_json)},
                                   {"op_libraries", options_.op_libraries}};
-  CompileResult r;
   nlohmann::json answer;
   std::string problem;
   const auto start = std::chrono::steady_clock::now();
-  if (!Exchange(request, options_.timeout_s, &answer, &problem)) {
+  const double timeout = options_.deadline.Cap(options_.timeout_s);
+  if (!Exchange(request, timeout, &answer, &problem)) {
     const bool timed_out = problem.rfind("no answer", 0) == 0;
     Stop();  // restarted lazily by the next request
     r.phase = timed_out ? "timeout" : "server";
-    r.message = "compile server: " + problem;
+    r.message = "compile server: " + problem +
+                (timed_out && timeout < options_.timeout_s ? " (stopped at the deadline of " + options_.deadline.what() + ")"
+                                                           : "");
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/deadline.h"
 #include "harness/subprocess.h"
 #include "harness/temp_dir.h"
 
@@ -29,6 +30,9 @@ struct CompileServerOptions {
   // Inductor's precompiled headers, shared by servers and kept across runs
   // (PrecompiledHeadersDir); "": each server builds its own.
   std::string precompiled_headers_dir;
+  // deadline: no compile outlasts it (each one's timeout is capped at what is left), and
+  // none starts once it has passed (phase "timeout").
+  Deadline deadline;
 };
 
 struct CompileResult {
@@ -51,6 +55,8 @@ class CompileClient {
   CompileResult Compile(const std::string& program, const std::string& out, const std::string& inductor_configs_json);
 
   const CompileServerOptions& options() const { return options_; }
+  // SetDeadline: from now on no compile outlasts `deadline` (CompileServerOptions::deadline).
+  void SetDeadline(Deadline deadline) { options_.deadline = std::move(deadline); }
   // Warm: starts the server now, without waiting for it, so that importing torch runs
   // beside the caller's own work; the first Compile waits for it (and throws as Compile
   // does when it cannot start).

@@ -188,6 +188,9 @@ std::string Oracle::DiskKey(const Program& candidate, const std::vector<at::Tens
 void Oracle::SetTarget(std::string failure_class, std::string check_str) {
   target_class_ = std::move(failure_class);
   check_str_ = std::move(check_str);
+  if (target_class_ == "timeout" && hang_timeout_s_ > 0) {
+    check_.runner.timeout_s = std::min(check_.runner.timeout_s, hang_timeout_s_);
+  }
 }
 
 std::string Oracle::Key(const Program& candidate) {
@@ -268,8 +271,10 @@ Verdict Oracle::Test(const Program& candidate) {
   // harness error on a missing file). A server death or a timeout may be transient (a
   // loaded machine): not remembered until the same candidate has met it twice.
   std::error_code ec;
+  // Nor is a run the process' deadline stopped (out of time, not the candidate's doing).
   const bool harness_trouble = c.phase == "write" || c.phase == "request" ||
-                               (v.failure_class == "harness error" && !std::filesystem::exists(compiled_path, ec));
+                               (v.failure_class == "harness error" &&
+                                (!std::filesystem::exists(compiled_path, ec) || check_.runner.deadline.Passed()));
   const bool transient = c.phase == "timeout" || c.phase == "server";
   if (harness_trouble) {
     compiled_.erase(key);

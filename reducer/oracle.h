@@ -70,8 +70,12 @@ class Oracle {
   std::string DiskKey(const Program& candidate, const std::vector<at::Tensor>& inputs,
                       const std::string& configs_json) const;
 
-  // SetTarget: the failure to preserve.
+  // SetTarget: the failure to preserve. A hang ("timeout") is judged with the compiled run
+  // stopped at the hang timeout (SetHangTimeout) when that is shorter than the case's.
   void SetTarget(std::string failure_class, std::string check_str);
+  // SetHangTimeout: how long a candidate's compiled run may go on before it counts as a
+  // hang, while the target is one (0: the case's own timeout).
+  void SetHangTimeout(double seconds) { hang_timeout_s_ = seconds; }
   const std::string& target_class() const { return target_class_; }
 
   Verdict Test(const Program& candidate);
@@ -160,6 +164,7 @@ class Oracle {
   std::string model_, configs_;
   const ValueStore* values_;
   CheckOptions check_;
+  double hang_timeout_s_ = 0;
   CompileClient* client_;
   std::vector<CompileClient*> pool_;
   std::set<std::string> prefetched_;  // compiled by Prefetch, not tested yet

@@ -8,6 +8,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include "harness/deadline.h"
 #include "harness/failing_case.h"
 #include "harness/flags.h"
 #include "harness/tensor_bundle.h"
@@ -46,15 +47,15 @@ DEFINE_bool(aoti_reduce_random_weights, EnvIsOne("AOTI_REDUCE_RANDOM_WEIGHTS"),
             "Once reduced, compile the repro once more with random weights of the same shape, dtype, mean and std, "
             "and keep them in repro.pt2 where the failure reproduces (report.md says which it holds). "
             "Env: AOTI_REDUCE_RANDOM_WEIGHTS=1.");
+DEFINE_double(aoti_reduce_hang_timeout_s, 20,
+              "Reducing a hang: a candidate's compiled run that goes on this long counts as hanging (capped at the "
+              "test's own --aoti_timeout_s; 0: that timeout).");
 DEFINE_double(aoti_reduce_time_budget_s, 0,
               "Time budget of each reduction in a test (0: what is left of Bazel's TEST_TIMEOUT, less a margin; "
               "no budget outside Bazel).");
 
 namespace aoti {
 namespace {
-
-// When this test binary started, near enough (this file's statics are set at load).
-const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
 
 bool Wanted(const std::string& failure_class) {
   // Not the compiler's failures, or ones no rule can judge: nothing to reduce.
@@ -68,6 +69,19 @@ bool Wanted(const std::string& failure_class) {
     case 4: return failure_class == "accuracy";
     default: return true;
   }
+}
+
+// LongerSizeAdvice: ": size = \"medium\" (300 s) would give it more time" for this test's
+// TEST_TIMEOUT, or "" outside Bazel.
+std::string LongerSizeAdvice() {
+  const char* t = std::getenv("TEST_TIMEOUT");
+  const double timeout = t && *t ? std::atof(t) : 0;
+  if (!(timeout > 0)) return "";
+  const auto [size, seconds] = NextTestSize(timeout);
+  const std::string more = size.empty() ? " (or --test_timeout=" + std::to_string(static_cast<int>(timeout) * 2) + ")"
+                                        : ": size = \"" + size + "\" (" + std::to_string(seconds) + " s)";
+  return " (TEST_TIMEOUT " + std::to_string(static_cast<int>(timeout)) + " s)" + more +
+         " would give it more time, or reduce the case afterwards with aoti_reduce";
 }
 
 void Annotate(const std::string& test, const std::string& text) {
@@ -123,6 +137,7 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       spec.model = c.options.model;
       spec.inputs = c.inputs;
       spec.failure_class = c.failure_class;
+      spec.failure_message = c.message;
       // The options the check ran with, as the test chose them (not rebuilt from flags).
       spec.check = c.options;
       server.op_libraries = spec.check.runner.op_libraries;
@@ -132,17 +147,18 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       options.random_weights = FLAGS_aoti_reduce_random_weights;
       options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
       server.precompiled_headers_dir = PrecompiledHeadersDir(options.compile_cache);
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - kProcessStart).count();
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - ProcessStart()).count();
       options.time_budget_s =
           ReductionBudgetSeconds(FLAGS_aoti_reduce_time_budget_s, std::getenv("TEST_TIMEOUT"), elapsed);
+      // One deadline for every compile and run of the reduction (the check's runs had it too).
+      options.deadline = server.deadline = Deadline::ForThisTest();
+      options.hang_timeout_s = FLAGS_aoti_reduce_hang_timeout_s;
       if (options.time_budget_s < 0) {
         throw HarnessError("no time is left in this test's TEST_TIMEOUT (" + std::string(std::getenv("TEST_TIMEOUT")) +
-                           " s) to reduce; the case is in " + where + ": run aoti_reduce minify --case_dir=" + where +
-                           ", or give the test a longer timeout");
+                           " s) to reduce" + LongerSizeAdvice() + "; the case is in " + where +
+                           ": run aoti_reduce minify --case_dir=" + where);
       }
       if (options.time_budget_s > 0) {
-        // No single compile may outlast the budget either.
-        server.timeout_s = std::min(server.timeout_s, std::max(30.0, options.time_budget_s));
         LOG(INFO) << "time budget: " << static_cast<int>(options.time_budget_s) << " s"
                   << (FLAGS_aoti_reduce_time_budget_s > 0 ? "" : " (what TEST_TIMEOUT leaves, less a margin)");
       }
@@ -152,6 +168,12 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       const ReduceResult r = Reduce(spec, options, &client, work.path(),
                                     progress.Callback());
       WriteArtifacts(r, spec, options, out);
+      if (r.budget_exhausted && FLAGS_aoti_reduce_time_budget_s <= 0) {
+        const std::string advice = "the test's timeout was too short for a whole reduction" + LongerSizeAdvice();
+        LOG(WARNING) << c.test_name << ": " << advice << "; the repro in " << InOutputsZip(out)
+                     << " is the best one so far";
+        ::testing::Test::RecordProperty("aoti_timeout_advice" + suffix, advice);
+      }
       // The same figures as the test.xml properties below, for the annotation and the log.
       const std::string summary =
           c.test_name + ": " + r.failure_class + " reduced from " + std::to_string(r.nodes_before) + " to " +

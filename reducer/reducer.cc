@@ -38,9 +38,33 @@ std::string NotReproducedMessage(const Pt2Archive& archive, const std::string& f
 
 }  // namespace
 
-ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, CompileClient* client,
+std::string RecheckText(const ReduceResult& r) {
+  if (!r.final_rechecked) return "not re-run: out of time";
+  return r.final_recheck_failed_again ? "yes" : "NO (flaky)";
+}
+
+std::string BudgetText(const ReduceResult& r) {
+  if (!r.sanity_checked) {
+    return "yes, during the sanity check: the repro is the original as the test saw it fail, not reduced";
+  }
+  return r.budget_exhausted ? "yes: best result so far" : "no";
+}
+
+ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, CompileClient* client,
                     const std::string& work_dir, const std::function<void(const std::string&)>& progress) {
   const auto start = std::chrono::steady_clock::now();
+  // One deadline for every compile and run: the process' or the time budget's, whichever
+  // comes first.
+  ReduceOptions options = given_options;
+  if (options.time_budget_s > 0) {
+    const auto budget_end = start + std::chrono::duration_cast<Deadline::Clock::duration>(
+                                        std::chrono::duration<double>(options.time_budget_s));
+    if (!options.deadline.set() || options.deadline.SecondsLeft() > options.time_budget_s) {
+      options.deadline = Deadline(budget_end, "the reduction's time budget of " +
+                                                  std::to_string(static_cast<int>(options.time_budget_s + 0.5)) + " s");
+    }
+  }
+  if (options.deadline.set()) client->SetDeadline(options.deadline);
   ReduceResult result;
   auto archive = Pt2Archive::Open(spec.package);
   result.model = archive->ResolveModelName(spec.model);
@@ -84,7 +108,9 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   // bool and integer outputs (an argmax) compared or ignored as it chose.
   CheckOptions check = spec.check;
   check.model = model;
+  if (options.deadline.set()) check.runner.deadline = options.deadline;
   Oracle oracle(*archive, model, result.inductor_configs_json, &values, check, client, work_dir);
+  oracle.SetHangTimeout(options.hang_timeout_s);
   // The pool: more servers like the given one, started now (Warm) beside the sanity check.
   result.jobs = options.jobs > 0 ? options.jobs : DefaultJobs();
   std::vector<std::unique_ptr<CompileClient>> more_servers;
@@ -120,6 +146,11 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
     } else if (r.pass) {
       progress("the package as built passes; the sanity check finds the failure to reduce");
     }
+  }
+  if (oracle.target_class() == "timeout" && oracle.check().runner.timeout_s < check.runner.timeout_s) {
+    progress("a hang: a candidate's compiled run counts as hanging once it runs " +
+             std::to_string(static_cast<int>(oracle.check().runner.timeout_s)) + " s (the test's own timeout: " +
+             std::to_string(static_cast<int>(check.runner.timeout_s)) + " s; --aoti_reduce_hang_timeout_s)");
   }
   if (oracle.check().votes > 1) {
     progress("the failure is flaky: each candidate is judged by a vote of " + std::to_string(oracle.check().votes) +
@@ -159,7 +190,13 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
       break;
     }
     const Verdict v = diagnosed ? *diagnosed : oracle.Test(start_program);
-    if (spec.failure_class.empty()) {
+    if (!v.fails && !spec.failure_class.empty() && state.OutOfTime()) {
+      // The test saw the original fail; the time ran out before the sanity check could see it
+      // again. The best so far is the original itself, labelled as not checked again.
+      result.sanity_checked = false;
+      progress("the time ran out during the sanity check (" + v.not_failing_reason.substr(0, 200) +
+               "); the repro is the original, not reduced and not checked again");
+    } else if (spec.failure_class.empty()) {
       if (v.failure_class.empty()) throw HarnessError(spec.package + ": the original passes; there is nothing to reduce");
       oracle.SetTarget(v.failure_class, options.check_str);
     } else if (!v.fails) {
@@ -170,8 +207,10 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
       throw HarnessError(spec.package + ": the original no longer fails as " + spec.failure_class + " (" + now +
                          "); nothing to reduce. " + v.message.substr(0, 500));
     }
-    state.Step("sanity", std::to_string(start_program.nodes.size()) + " nodes",
-               "the original fails as " + oracle.target_class());
+    if (result.sanity_checked) {
+      state.Step("sanity", std::to_string(start_program.nodes.size()) + " nodes",
+                 "the original fails as " + oracle.target_class());
+    }
   }
   // 3. Strategies.
   bool progress_made = true;
@@ -197,11 +236,18 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, Compil
   // 4. The final result, checked again.
   result.minimal = state.current();
   result.minimal_inputs = oracle.InputsFor(result.minimal);
-  const Verdict final_verdict = oracle.Test(result.minimal);
-  const Verdict again = oracle.Rerun(result.minimal);
-  result.final_recheck_failed_again = again.fails;
+  // Out of time, nothing runs again: the final verdict is the one already seen (none for
+  // an original the sanity check could not finish).
+  const bool out_of_time = state.OutOfTime();
+  const Verdict final_verdict =
+      out_of_time && !oracle.Known(result.minimal) ? Verdict{} : oracle.Test(result.minimal);
+  result.final_rechecked = !out_of_time;
+  if (result.final_rechecked) result.final_recheck_failed_again = oracle.Rerun(result.minimal).fails;
   result.failure_class = oracle.target_class();
-  result.message = final_verdict.message;
+  if (result.failure_class == "timeout" && oracle.check().runner.timeout_s < check.runner.timeout_s) {
+    result.hang_timeout_s = oracle.check().runner.timeout_s;
+  }
+  result.message = final_verdict.fails || spec.failure_message.empty() ? final_verdict.message : spec.failure_message;
   result.final_archive = final_verdict.archive;
   result.nodes_after = result.minimal.nodes.size();
   result.dynamic_shapes = DynamicShapeNotes(result.original, result.minimal);

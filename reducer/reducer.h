@@ -47,6 +47,7 @@ struct ReduceSpec {
   std::string failure_class;           // empty: whatever the sanity check finds
   std::string inductor_configs_json;   // empty: the archive's manifest
   CheckOptions check;                  // accuracy rule and runner
+  std::string failure_message;         // what the test saw, when known (kept if the time runs out)
 };
 
 struct ReduceResult {
@@ -65,6 +66,14 @@ struct ReduceResult {
   std::string compile_cache_dir;    // "" when there was none
   double seconds = 0, compile_seconds = 0;
   bool budget_exhausted = false;
+  // hang_timeout_s: a hang reduced with candidates' runs stopped at this (shorter than the
+  // test's own timeout; ReduceOptions::hang_timeout_s); the repro judges so too. 0: not used.
+  double hang_timeout_s = 0;
+  // sanity_checked: false when the time ran out before the sanity check saw the original
+  // fail (the repro is then the original, as the test saw it fail).
+  bool sanity_checked = true;
+  // final_rechecked: the final result ran once more (not when out of time); with the result.
+  bool final_rechecked = true;
   bool final_recheck_failed_again = false;
   // The weights repro.pt2 holds: "real" (the model's, only those the repro uses) or
   // "random" (ReduceOptions::random_weights, and the failure reproduced with them);
@@ -84,6 +93,12 @@ struct ReduceResult {
   // and in the repro (report.html's plots).
   std::vector<ErrorProfile> error_profiles;
 };
+
+// What report.md and report.html say of the final re-check and of the time: "yes",
+// "NO (flaky)" or "not re-run: out of time"; "no", "yes: best result so far" or, when the
+// sanity check did not finish, "yes, during the sanity check: the repro is the original".
+std::string RecheckText(const ReduceResult& r);
+std::string BudgetText(const ReduceResult& r);
 
 ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, CompileClient* client,
                     const std::string& work_dir, const std::function<void(const std::string&)>& progress);

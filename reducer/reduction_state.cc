@@ -43,6 +43,7 @@ ReductionState::ReductionState(Program current, Oracle* oracle, const ReduceOpti
       start_(std::chrono::steady_clock::now()) {}
 
 bool ReductionState::OutOfTime() const {
+  if (options_->deadline.Passed()) return true;
   if (options_->time_budget_s <= 0) return false;
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > options_->time_budget_s;
 }

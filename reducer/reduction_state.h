@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/deadline.h"
 #include "harness/program.h"
 #include "reducer/compile_cache.h"
 #include "reducer/oracle.h"
@@ -25,6 +26,12 @@ struct ReduceOptions {
   int max_granularity = 0;        // delta debugging's first window (a power of two); 0: largest that fits
   bool skip_sanity = false;       // do not check that the original still fails
   double time_budget_s = 0;       // 0: none; when spent, keep the best so far and say so
+  // deadline: the process' (the test's, under Bazel). The reduction is out of time when it
+  // has passed, as when the budget is spent; no compile or run outlasts it.
+  Deadline deadline;
+  // hang_timeout_s: reducing a hang, a candidate's compiled run that goes on this long
+  // counts as hanging (capped at the case's own timeout); 0: the case's timeout.
+  double hang_timeout_s = 20;
   std::vector<std::string> strategies;  // empty: all, in registry order
   int jobs = 1;                    // compile servers at once; 0: what fits this machine (DefaultJobs)
   bool skip_export_errors = true;  // a candidate torch.export cannot load counts as not failing

@@ -378,8 +378,8 @@ std::string ReportHtml(const ReduceResult& r, const ReduceSpec& spec, const std:
               {"wall time", Number(r.seconds, "%.1f") + " s"},
               {"compile time", Number(r.compile_seconds, "%.1f") + " s"},
               {"flaky candidates rejected", std::to_string(r.flaky)},
-              {"final result failed again on re-check", r.final_recheck_failed_again ? "yes" : "NO (flaky)"},
-              {"time budget spent", r.budget_exhausted ? "yes: best result so far" : "no"}})
+              {"final result failed again on re-check", RecheckText(r)},
+              {"time budget spent", BudgetText(r)}})
     << "\n<h2>Environment</h2>\n<pre id=\"environment\">" << Escape(environment) << "</pre>\n</body></html>\n";
   return h.str();
 }
