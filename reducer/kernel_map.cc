@@ -153,4 +153,9 @@ std::vector<size_t> NodesForKernel(const Program& program, const std::string& ke
   return nodes;
 }
 
+std::vector<std::pair<std::string, std::string>> KernelPrinterEnv(const std::string& device) {
+  if (device.empty() || device == "cpu") return {};
+  return {{"CUDA_LAUNCH_BLOCKING", "1"}};
+}
+
 }  // namespace aoti

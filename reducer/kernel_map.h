@@ -17,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/program.h"
@@ -27,6 +28,12 @@ namespace aoti {
 // its launch (names only, no tensor values).
 constexpr char kKernelNamePrinterConfig[] = "aot_inductor.debug_intermediate_value_printer";
 constexpr char kKernelNamePrinterNamesOnly[] = "3";
+
+// KernelPrinterEnv: the environment of a run under the kernel-name printer on `device`
+// (a package's AOTI device, "cpu" or "cuda"). On a GPU the printer's line after a launch
+// comes before the kernel has run (launches are asynchronous), so every kernel would look
+// finished: the run is made with CUDA_LAUNCH_BLOCKING=1, each launch waiting for its kernel.
+std::vector<std::pair<std::string, std::string>> KernelPrinterEnv(const std::string& device);
 
 // KernelInCompilerOutput: the function the compiler's first error is in; "" when the
 // output names none.

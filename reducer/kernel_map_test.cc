@@ -29,6 +29,14 @@ constexpr char kCompilerOutput[] =
     "/tmp/i/c.kernel.cpp: In function \xE2\x80\x98void cpp_fused_mul_sigmoid_2(float*)\xE2\x80\x99:\n"
     "/tmp/i/c.kernel.cpp:140:3: error: expected ';'\n";
 
+TEST(KernelPrinterEnv, MakesLaunchesSynchronousOnAGpuOnly) {
+  EXPECT_TRUE(KernelPrinterEnv("cpu").empty());
+  EXPECT_TRUE(KernelPrinterEnv("").empty());
+  const auto cuda = KernelPrinterEnv("cuda");
+  ASSERT_EQ(cuda.size(), 1u);
+  EXPECT_EQ(cuda[0], (std::pair<std::string, std::string>{"CUDA_LAUNCH_BLOCKING", "1"}));
+}
+
 TEST(KernelInCompilerOutput, NamesTheFunctionOfTheFirstError) {
   EXPECT_EQ(KernelInCompilerOutput(kCompilerOutput), "cpp_fused_relu_1");
   EXPECT_EQ(KernelInCompilerOutput("k.cpp: In function 'void cpp_fused_add_0(const float*, float*)':\n"

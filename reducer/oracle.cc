@@ -206,7 +206,7 @@ std::vector<at::Tensor> Oracle::InputsFor(const Program& candidate) const {
 }
 
 Verdict Oracle::Judge(const Program& candidate, const std::string& archive, size_t judged_outputs,
-                      CompiledOutcome* outcome) {
+                      CompiledOutcome* outcome, const std::vector<std::pair<std::string, std::string>>& run_env) {
   ++runs_;
   Verdict v;
   v.archive = archive;
@@ -214,6 +214,7 @@ Verdict Oracle::Judge(const Program& candidate, const std::string& archive, size
   CheckOptions check = check_;
   check.model = model_;
   check.judged_outputs = judged_outputs;
+  check.runner.env.insert(check.runner.env.end(), run_env.begin(), run_env.end());
   // A candidate's verdict needs no failure rate; a flaky case's votes (check.votes) stay.
   check.reruns = 0;
   CheckReport r = CheckAotiMatchesEager(archive, &inputs, check);
@@ -361,14 +362,15 @@ std::string Oracle::MergedConfigs(const std::string& extra_configs_json) const {
   return configs.dump();
 }
 
-Verdict Oracle::Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json) {
+Verdict Oracle::Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json,
+                         const std::vector<std::pair<std::string, std::string>>& run_env) {
   const std::string key = VariantKey(form, extra_configs_json);
   const CompileResult c = Compile(form, key, MergedConfigs(extra_configs_json));
   if (std::optional<Verdict> no_archive = NotCompiled(c)) return *no_archive;
   size_t own_outputs = 0;
   for (const auto& s : candidate.output_specs) own_outputs += s.kind == OutputKind::kUserOutput;
   CompiledOutcome outcome;
-  const Verdict v = Judge(form, c.out, own_outputs, &outcome);
+  const Verdict v = Judge(form, c.out, own_outputs, &outcome, run_env);
   // Kept only when it showed the failure: else the strategies diagnose as usual.
   if (v.fails || (target_class_.empty() && !v.failure_class.empty())) diagnosed_[key] = std::move(outcome);
   return v;
@@ -400,7 +402,7 @@ const CompileResult* Oracle::Compiled(const Program& candidate, const std::strin
 }
 
 bool Oracle::RunWithConfigs(const Program& candidate, const std::string& extra_configs_json, CompiledOutcome* outcome,
-                            std::string* problem) {
+                            std::string* problem, const std::vector<std::pair<std::string, std::string>>& run_env) {
   const std::string key = VariantKey(candidate, extra_configs_json);
   if (auto d = diagnosed_.find(key); d != diagnosed_.end()) {
     *outcome = d->second;
@@ -412,7 +414,9 @@ bool Oracle::RunWithConfigs(const Program& candidate, const std::string& extra_c
     return false;
   }
   ++runs_;
-  *outcome = RunCompiled(c.out, model_, InputsFor(candidate), check_.runner);
+  RunnerOptions runner = check_.runner;
+  runner.env.insert(runner.env.end(), run_env.begin(), run_env.end());
+  *outcome = RunCompiled(c.out, model_, InputsFor(candidate), runner);
   return true;
 }
 

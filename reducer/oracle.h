@@ -102,8 +102,9 @@ class Oracle {
   // RunWithConfigs: the candidate compiled with extra inductor configs (a JSON object
   // merged over the run's; one compile, counted and cached) and run once in the isolated
   // runner, for what it prints. False with the reason when it cannot be compiled.
+  // `run_env`: more environment for that run's child (KernelPrinterEnv).
   bool RunWithConfigs(const Program& candidate, const std::string& extra_configs_json, CompiledOutcome* outcome,
-                      std::string* problem);
+                      std::string* problem, const std::vector<std::pair<std::string, std::string>>& run_env = {});
 
   // Diagnose: the sanity check of `candidate` made on a diagnostic form of it, so that one
   // compile both confirms the failure and diagnoses it. `form` is the candidate itself,
@@ -114,7 +115,10 @@ class Oracle {
   // target set yet, fails at all: its class is then the one to preserve), the run is
   // kept: RunWithConfigs and CompileAndRun of the same form then answer from it, with no
   // compile and no run.
-  Verdict Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json);
+  Verdict Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json,
+                   const std::vector<std::pair<std::string, std::string>>& run_env = {});
+  // device: the original's AOTI device ("cpu", "cuda").
+  std::string device() const { return original_.DeviceType(model_); }
 
   std::vector<at::Tensor> InputsFor(const Program& candidate) const;
   const Pt2Archive& original() const { return original_; }
@@ -138,7 +142,7 @@ class Oracle {
   // Judge: the harness' check of a compiled archive; `judged_outputs` as CheckOptions'
   // (0: all), `outcome` (optional) gets the compiled run.
   Verdict Judge(const Program& candidate, const std::string& archive, size_t judged_outputs = 0,
-                CompiledOutcome* outcome = nullptr);
+                CompiledOutcome* outcome = nullptr, const std::vector<std::pair<std::string, std::string>>& run_env = {});
   // NotCompiled: the verdict on a candidate that left no archive to run (torch.export
   // could not load it, or the server timed out or died); nullopt when there is one.
   static std::optional<Verdict> NotCompiled(const CompileResult& c);

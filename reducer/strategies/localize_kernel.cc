@@ -30,6 +30,13 @@ std::string PrinterConfigs() {
   return nlohmann::json{{kKernelNamePrinterConfig, nlohmann::json(kKernelNamePrinterNamesOnly).dump()}}.dump();
 }
 
+// What the run's environment adds, for the progress lines and the report.
+std::string PrinterEnvNote(const Oracle& oracle) {
+  std::string note;
+  for (const auto& [k, v] : KernelPrinterEnv(oracle.device())) note += (note.empty() ? "" : " ") + k + "=" + v;
+  return note.empty() ? "" : ", run with " + note + " so that each launch waits for its kernel";
+}
+
 bool IsCrash(const std::string& failure_class) {
   return failure_class == "runtime error" || failure_class == "timeout" || failure_class.rfind("signal", 0) == 0;
 }
@@ -63,10 +70,10 @@ std::string FailedKernel(ReductionState& state, std::string* why, std::optional<
     return "";
   }
   state.Progress("  localize_kernel: the run under the kernel-name printer (" + std::string(kKernelNamePrinterConfig) +
-                 "=" + kKernelNamePrinterNamesOnly + ")");
+                 "=" + kKernelNamePrinterNamesOnly + ")" + PrinterEnvNote(oracle));
   CompiledOutcome outcome;
   std::string problem;
-  if (!oracle.RunWithConfigs(p, PrinterConfigs(), &outcome, &problem)) {
+  if (!oracle.RunWithConfigs(p, PrinterConfigs(), &outcome, &problem, KernelPrinterEnv(oracle.device()))) {
     *why = "the program does not compile with the printer (" + problem + ")";
     return "";
   }
@@ -89,8 +96,10 @@ std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
   const std::string& target = state.oracle().target_class();
   if (!(target.empty() || IsCrash(target)) || state.current().nodes.size() <= 3) return std::nullopt;
   state.Progress("  localize_kernel: the sanity check compiles the program with the kernel-name printer (" +
-                 std::string(kKernelNamePrinterConfig) + "=" + kKernelNamePrinterNamesOnly + ")");
-  return state.oracle().Diagnose(state.current(), state.current(), PrinterConfigs());
+                 std::string(kKernelNamePrinterConfig) + "=" + kKernelNamePrinterNamesOnly + ")" +
+                 PrinterEnvNote(state.oracle()));
+  return state.oracle().Diagnose(state.current(), state.current(), PrinterConfigs(),
+                                 KernelPrinterEnv(state.oracle().device()));
 }
 
 bool LocalizeKernel(ReductionState& state) {
@@ -141,14 +150,15 @@ bool LocalizeKernel(ReductionState& state) {
   std::vector<std::pair<std::vector<bool>, std::string>> proposals;
   std::vector<bool> alone(p.nodes.size(), false);
   alone[anchor] = true;
-  proposals.push_back({alone, "node '" + p.nodes[anchor].name + "' of kernel " + kernel});
+  const std::string blocking = KernelPrinterEnv(state.oracle().device()).empty() ? "" : " (run with CUDA_LAUNCH_BLOCKING=1)";
+  proposals.push_back({alone, "node '" + p.nodes[anchor].name + "' of kernel " + kernel + blocking});
   std::vector<bool> fused = alone;
   const std::string ops = KernelOperators(kernel);
   const size_t reach = 1 + std::count(ops.begin(), ops.end(), '_');
   for (size_t i : nodes) {
     if (i + reach >= anchor && i <= anchor + reach) fused[i] = true;
   }
-  if (fused != alone) proposals.push_back({fused, "the nodes of kernel " + kernel + " around '" + p.nodes[anchor].name + "'"});
+  if (fused != alone) proposals.push_back({fused, "the nodes of kernel " + kernel + " around '" + p.nodes[anchor].name + "'" + blocking});
   std::vector<bool> window = alone;
   if (anchor > 0) window[anchor - 1] = true;
   if (anchor + 1 < p.nodes.size()) window[anchor + 1] = true;
