@@ -421,39 +421,51 @@ bool PromotesDtype(const c10::FunctionSchema& schema, const NamedArgument& arg) 
   return arg.kind == 2;  // keyword
 }
 
+// RebaseState: the weights and constants `applies` to, re-made through one copy of each
+// storage they share (tied weights, a buffer and its view), so they stay tied: `remake`
+// turns a storage's flat view into the new flat tensor.
+void RebaseState(ProgramState* state, const std::function<bool(const at::Tensor&)>& applies,
+                 const std::function<at::Tensor(const at::Tensor&)>& remake) {
+  std::map<const c10::StorageImpl*, at::Tensor> made;  // storage -> its new flat copy
+  auto one = [&](at::Tensor& t) {
+    if (!t.defined() || !applies(t)) return;
+    const bool requires_grad = t.requires_grad();  // as upstream's model.to(...) keeps it
+    const int64_t item = static_cast<int64_t>(t.element_size());
+    at::Tensor view;
+    if (t.storage().nbytes() % item != 0) {
+      view = remake(t.detach());
+    } else {
+      auto it = made.find(t.storage().unsafeGetStorageImpl());
+      if (it == made.end()) {
+        at::Tensor flat = at::empty({0}, t.options().requires_grad(false));
+        flat.set_(t.storage(), 0, {static_cast<int64_t>(t.storage().nbytes()) / item}, {1});
+        it = made.emplace(t.storage().unsafeGetStorageImpl(), remake(flat)).first;
+      }
+      view = it->second.as_strided(t.sizes(), t.strides(), t.storage_offset());
+    }
+    t = view.detach();
+    if (requires_grad) t.set_requires_grad(true);
+  };
+  for (auto& [k, t] : state->weights) one(t);
+  for (auto& [k, t] : state->constants) one(t);
+}
+
+bool PromotedByFp64(const at::Tensor& t) { return IsFloating(t.scalar_type()) && t.scalar_type() != at::kDouble; }
+
 }  // namespace
+
+ProgramState PromoteStateToFp64(ProgramState state) {
+  RebaseState(&state, PromotedByFp64, [](const at::Tensor& flat) { return Promote(flat); });
+  return state;
+}
 
 Interpreter::~Interpreter() = default;
 
 Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions options)
     : program_(std::move(program)), state_(std::move(state)), options_(options) {
-  // Weights and constants re-made through one copy of each storage they share (tied
-  // weights, a buffer and its view), so they stay tied: each tensor `applies` to is
-  // re-made, `remake` turning its storage's flat view into the new flat tensor.
   auto rebase = [&](const std::function<bool(const at::Tensor&)>& applies,
                     const std::function<at::Tensor(const at::Tensor&)>& remake) {
-    std::map<const c10::StorageImpl*, at::Tensor> made;  // storage -> its new flat copy
-    auto one = [&](at::Tensor& t) {
-      if (!t.defined() || !applies(t)) return;
-      const bool requires_grad = t.requires_grad();  // as upstream's model.to(...) keeps it
-      const int64_t item = static_cast<int64_t>(t.element_size());
-      at::Tensor view;
-      if (t.storage().nbytes() % item != 0) {
-        view = remake(t.detach());
-      } else {
-        auto it = made.find(t.storage().unsafeGetStorageImpl());
-        if (it == made.end()) {
-          at::Tensor flat = at::empty({0}, t.options().requires_grad(false));
-          flat.set_(t.storage(), 0, {static_cast<int64_t>(t.storage().nbytes()) / item}, {1});
-          it = made.emplace(t.storage().unsafeGetStorageImpl(), remake(flat)).first;
-        }
-        view = it->second.as_strided(t.sizes(), t.strides(), t.storage_offset());
-      }
-      t = view.detach();
-      if (requires_grad) t.set_requires_grad(true);
-    };
-    for (auto& [k, t] : state_.weights) one(t);
-    for (auto& [k, t] : state_.constants) one(t);
+    RebaseState(&state_, applies, remake);
   };
   if (!options_.device.empty()) {
     // Everything on one device (the float64 reference on the CPU for a device without
@@ -465,8 +477,7 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
            [&](const at::Tensor& flat) { return flat.to(device); });
   }
   if (options_.fp64) {
-    rebase([](const at::Tensor& t) { return IsFloating(t.scalar_type()) && t.scalar_type() != at::kDouble; },
-           [](const at::Tensor& flat) { return Promote(flat); });
+    rebase(PromotedByFp64, [](const at::Tensor& flat) { return Promote(flat); });
   }
   // Where each value is last read, to free it after that step.
   std::unordered_map<std::string, size_t> last_use;

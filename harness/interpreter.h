@@ -59,6 +59,11 @@ struct RunResult {
   size_t peak_live_values = 0;       // most values held at once during the run
 };
 
+// PromoteStateToFp64: the state as the float64 reference mode makes it (floating weights
+// and constants in float64, tied ones still tied). An fp64 Interpreter given it copies
+// nothing more: a caller that builds many of them over one state promotes it once.
+ProgramState PromoteStateToFp64(ProgramState state);
+
 class Interpreter {
  public:
   Interpreter(Program program, ProgramState state, InterpreterOptions options = {});

@@ -18,6 +18,7 @@
 
 #include "harness/archive_rewrite.h"
 #include "harness/errors.h"
+#include "harness/program_state.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_io.h"
 
@@ -125,6 +126,42 @@ TEST(Fp64Mode, EveryFloatingValueIsFloat64AndCloserToPythonFp64) {
       EXPECT_LT(e64, enative) << "fp64 interpreter rmse " << e64 << " vs native " << enative;
       EXPECT_LT(e64, 1e-12);
     }
+  }
+}
+
+// Promoted once (PromoteStateToFp64, as localize_first does for every node's reference):
+// an fp64 interpreter given that state computes what one given the model's own state does,
+// tied tensors stay tied, and the model's own state is left as it was.
+TEST(Fp64Mode, AStatePromotedOnceGivesTheSameReference) {
+  for (const std::string program : {"mlp", "bf16_mlp", "tied_buffer_mutation", "lifted_state"}) {
+    SCOPED_TRACE(program);
+    auto archive = Pt2Archive::Open(PathOf(program));
+    const Program prog = Program::Parse(archive->ProgramJson("model"), program);
+    const ProgramState state = LoadProgramState(*archive, "model");
+    std::map<std::string, at::ScalarType> before;
+    for (const auto& [name, t] : state.weights) before[name] = t.scalar_type();
+    const ProgramState promoted = PromoteStateToFp64(state);
+    for (const auto& [name, t] : promoted.weights) {
+      if (c10::isFloatingType(t.scalar_type())) EXPECT_EQ(t.scalar_type(), at::kDouble) << name;
+    }
+    for (const auto& [name, t] : state.weights) {
+      EXPECT_EQ(t.scalar_type(), before.at(name)) << name << ": the model's own state was changed";
+    }
+    // Tensors that shared a storage still do.
+    for (const auto& [a, ta] : state.weights) {
+      for (const auto& [b, tb] : state.weights) {
+        if (a < b && ta.storage().is_alias_of(tb.storage())) {
+          EXPECT_TRUE(promoted.weights.at(a).storage().is_alias_of(promoted.weights.at(b).storage())) << a << ", " << b;
+        }
+      }
+    }
+    InterpreterOptions o64;
+    o64.fp64 = true;
+    const auto inputs = archive->SampleInputs();
+    const auto each = Interpreter(prog, state, o64).RunTensors(inputs);
+    const auto once = Interpreter(prog, promoted, o64).RunTensors(inputs);
+    ASSERT_EQ(each.size(), once.size());
+    for (size_t i = 0; i < each.size(); ++i) EXPECT_TRUE(at::equal(each[i], once[i])) << "output " << i;
   }
 }
 

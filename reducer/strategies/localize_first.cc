@@ -73,7 +73,9 @@ bool LocalizeFirst(ReductionState& state) {
   }
   // What the compiled program computed, by value name.
   const std::map<std::string, at::Tensor> compiled_values = UserOutputsByName(exposed, compiled);
+  // The weights, and their float64 promotion once for every node's reference (not once per node).
   const ProgramState weights = LoadProgramState(oracle.original(), oracle.model());
+  const ProgramState weights64 = PromoteStateToFp64(weights);
   const Program& p = state.current();
   AccuracyOptions rule = oracle.check().accuracy;
   const std::vector<bool> relevant = Relevant(p, rule.ignore_non_fp);
@@ -107,7 +109,7 @@ bool LocalizeFirst(ReductionState& state) {
       eager = Interpreter(alone, weights).RunTensors(inputs);
       InterpreterOptions o64;
       o64.fp64 = true;
-      fp64 = Interpreter(alone, weights, o64).RunTensors(inputs);
+      fp64 = Interpreter(alone, weights64, o64).RunTensors(inputs);
     } catch (const HarnessError&) {
       continue;  // the node alone does not run in the interpreter: it cannot be judged alone
     }
