@@ -6,7 +6,8 @@
 #
 # --seconds N: each target runs N seconds (default 30, the CI smoke test).
 # --runs N:    each target runs N executions (the note's figure: --runs 1000000).
-# TARGET: pt2_archive, program_json, package_manifest, case_file, raw_tensor (default: all).
+# TARGET: pt2_archive, program_json, package_manifest, case_file, raw_tensor, interpreter
+# (programs that parse but are wrong, run by the eager interpreter) (default: all).
 # Everything goes to $AOTI_FUZZ_OUT (default $TMPDIR/aoti_fuzz): per target its seeds,
 # the corpus libFuzzer grows, the log, and any crashing input (crash-*, leak-*, ...).
 # Exit status 1 when any target crashed, leaked, ran out of memory or hung past 30 s; the
@@ -16,7 +17,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
 cd "$AOTI_ROOT"
 
-ALL=(pt2_archive program_json package_manifest case_file raw_tensor)
+ALL=(pt2_archive program_json package_manifest case_file raw_tensor interpreter)
 limit=(-max_total_time=30)
 limit_text="30 s each"
 targets=()
@@ -62,6 +63,7 @@ for a in archives:
         manifest = next((n for n in names if n.endswith("extra/aoti_harness/package.json")), None)
         if model:
             seed("program_json", stem + ".json", z.read(model))
+            seed("interpreter", stem + ".json", z.read(model))
         if manifest:
             m = json.loads(z.read(manifest))
             seed("package_manifest", stem + ".json", z.read(manifest))
@@ -94,7 +96,7 @@ bazel_cmd build --config=fuzz --symlink_prefix=/ $(printf ' //fuzz:%s_fuzzer' "$
 fuzz_bin="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
 
 # Whole archives need room; the JSON readers are fuzzed faster on smaller inputs.
-max_len() { case "$1" in pt2_archive) echo 65536 ;; case_file) echo 4096 ;; *) echo 16384 ;; esac; }
+max_len() { case "$1" in pt2_archive|interpreter) echo 65536 ;; case_file) echo 4096 ;; *) echo 16384 ;; esac; }
 
 status=0
 rows=()
