@@ -267,7 +267,8 @@ for c in "${cases[@]}"; do
   [ ! -d "$repro/op_libraries" ] || cp -r "$repro/op_libraries" "$pkg/"
   repro_targets+=("//$pkg:repro_test")
   klass_of[$c]="$klass"
-  info_of[$c]="${klass//_/ } | $accuracy | $before | $after | $ops | $compiles | $seconds s | $py_ok"
+  sizes="$(( $(stat -c %s "$repro/repro.pt2" 2>/dev/null || echo 0) / 1024 )) | $(( $(stat -c %s "$zip") / 1024 ))"
+  info_of[$c]="${klass//_/ } | $accuracy | $before | $after | $ops | $compiles | $seconds s | $sizes | $py_ok"
 done
 if ((${#repro_targets[@]})); then
   echo "== bazel test ${repro_targets[*]} (the generated repro tests)"
@@ -291,8 +292,8 @@ done
 
 if ((${#rows[@]})); then
   echo
-  echo "| case | class | rule | nodes before | after | ops left | compiles | reduction | repro.py | repro_test |"
-  echo "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | --- |"
+  echo "| case | class | rule | nodes before | after | ops left | compiles | reduction | repro.pt2 (kB) | outputs.zip (kB) | repro.py | repro_test |"
+  echo "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |"
   printf '%s\n' "${rows[@]}"
 fi
 if ((${#not_rows[@]})); then
