@@ -172,6 +172,7 @@ CompileResult CompileClient::Compile(const std::string& program, const std::stri
   const double allowed = options_.deadline.Cap(options_.timeout_s);
   if (!(allowed > 0)) {
     r.phase = "timeout";
+    r.started = false;
     r.message = "compile server: not compiled: no time is left before " + options_.deadline.what();
     return r;
   }

@@ -41,6 +41,7 @@ struct CompileResult {
   double seconds = 0;
   std::string out;       // the archive written (program + inputs + compiled model or failure)
   std::string error_type, message, compiler_errors;
+  bool started = true;   // false: refused before any work, the deadline having passed
 };
 
 class CompileClient {

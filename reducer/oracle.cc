@@ -318,7 +318,7 @@ Verdict Oracle::TestWithRandomWeights(const Program& candidate) {
   WriteCandidateArchive(original_, model_, candidate, InputsFor(candidate), configs_, program_path,
                         CandidateWeights::kRandom);
   CompileResult c = client_->Compile(program_path, compiled_path, configs_);
-  ++compiles_;
+  if (c.started) ++compiles_;  // one refused at the deadline made no compile
   compile_seconds_ += c.seconds;
   std::remove(program_path.c_str());
   if (std::optional<Verdict> no_archive = NotCompiled(c)) return *no_archive;
@@ -326,7 +326,7 @@ Verdict Oracle::TestWithRandomWeights(const Program& candidate) {
 }
 
 CompileResult Oracle::Keep(const PendingCompile& p, CompileResult c) {
-  ++compiles_;
+  if (c.started) ++compiles_;  // one refused at the deadline made no compile
   compile_seconds_ += c.seconds;
   std::remove(p.program_path.c_str());
   if (c.out.empty()) c.out = p.compiled_path;

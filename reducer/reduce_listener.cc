@@ -175,9 +175,13 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
         ::testing::Test::RecordProperty("aoti_timeout_advice" + suffix, advice);
       }
       // The same figures as the test.xml properties below, for the annotation and the log.
+      const std::string how =
+          r.sanity_checked ? " reduced from " + std::to_string(r.nodes_before) + " to " + std::to_string(r.nodes_after) +
+                                 " nodes"
+                           : " not reduced: the time ran out during the sanity check, the repro is the original (" +
+                                 std::to_string(r.nodes_after) + " nodes)";
       const std::string summary =
-          c.test_name + ": " + r.failure_class + " reduced from " + std::to_string(r.nodes_before) + " to " +
-          std::to_string(r.nodes_after) + " nodes (" + std::to_string(r.compiles) + " compiles" +
+          c.test_name + ": " + r.failure_class + how + " (" + std::to_string(r.compiles) + " compiles" +
           (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") + ")" +
           (r.culprit.empty() ? "" : ", culprit " + r.culprit) + (r.budget_exhausted ? ", the best within the time budget" : "") +
           "; repro: " + InOutputsZip(out) + " (python repro.py; bazel test :repro_test; open report.html)";
