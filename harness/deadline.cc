@@ -17,11 +17,16 @@ Deadline::Clock::time_point ProcessStart() { return kProcessStart; }
 
 double Deadline::ArtifactReserveSeconds(double test_timeout_s) { return std::max(30.0, 0.1 * test_timeout_s); }
 
-Deadline Deadline::ForTestTimeout(const char* test_timeout, Clock::time_point start) {
-  if (!test_timeout || !*test_timeout) return {};
+double Deadline::ParseTestTimeout(const char* test_timeout) {
+  if (!test_timeout || !*test_timeout) return 0;
   char* end = nullptr;
   const double timeout = std::strtod(test_timeout, &end);
-  if (end == test_timeout || *end != '\0' || !(timeout > 0)) return {};
+  return end == test_timeout || *end != '\0' || !(timeout > 0) ? 0 : timeout;
+}
+
+Deadline Deadline::ForTestTimeout(const char* test_timeout, Clock::time_point start) {
+  const double timeout = ParseTestTimeout(test_timeout);
+  if (!(timeout > 0)) return {};
   const double reserve = ArtifactReserveSeconds(timeout);
   const auto when = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout - reserve));
   return Deadline(when, "the test's TEST_TIMEOUT of " + Seconds(timeout) + ", less " + Seconds(reserve) +

@@ -20,6 +20,9 @@ class Deadline {
   // from `start`, less ArtifactReserveSeconds; none when test_timeout is null, empty or
   // not a positive number.
   static Deadline ForTestTimeout(const char* test_timeout, Clock::time_point start);
+  // ParseTestTimeout: TEST_TIMEOUT's seconds; 0 when null, empty or not a positive number
+  // (the one reading of the variable: the deadline, the reducer's budget, the size advice).
+  static double ParseTestTimeout(const char* test_timeout);
   // ForThisTest: ForTestTimeout with $TEST_TIMEOUT and the time this process started.
   static Deadline ForThisTest();
   // The reserve kept after the deadline for writing the case and the repro (and for Bazel

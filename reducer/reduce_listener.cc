@@ -74,8 +74,7 @@ bool Wanted(const std::string& failure_class) {
 // LongerSizeAdvice: ": size = \"medium\" (300 s) would give it more time" for this test's
 // TEST_TIMEOUT, or "" outside Bazel.
 std::string LongerSizeAdvice() {
-  const char* t = std::getenv("TEST_TIMEOUT");
-  const double timeout = t && *t ? std::atof(t) : 0;
+  const double timeout = Deadline::ParseTestTimeout(std::getenv("TEST_TIMEOUT"));
   if (!(timeout > 0)) return "";
   const auto [size, seconds] = NextTestSize(timeout);
   const std::string more = size.empty() ? " (or --test_timeout=" + std::to_string(static_cast<int>(timeout) * 2) + ")"
@@ -99,12 +98,10 @@ void Annotate(const std::string& test, const std::string& text) {
 
 double ReductionBudgetSeconds(double flag_s, const char* test_timeout, double elapsed_s) {
   if (flag_s > 0) return flag_s;
-  if (!test_timeout || !*test_timeout) return 0;
-  char* end = nullptr;
-  const double timeout = std::strtod(test_timeout, &end);
-  if (end == test_timeout || *end != '\0' || !(timeout > 0)) return 0;
-  const double margin = std::max(30.0, 0.1 * timeout);
-  const double left = timeout - elapsed_s - margin;
+  const double timeout = Deadline::ParseTestTimeout(test_timeout);
+  if (!(timeout > 0)) return 0;
+  // What is left before the test's deadline (Deadline::ForThisTest), from its reserve.
+  const double left = timeout - elapsed_s - Deadline::ArtifactReserveSeconds(timeout);
   return left > 0 ? left : -1;
 }
 

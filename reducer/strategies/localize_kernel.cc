@@ -30,11 +30,17 @@ std::string PrinterConfigs() {
   return nlohmann::json{{kKernelNamePrinterConfig, nlohmann::json(kKernelNamePrinterNamesOnly).dump()}}.dump();
 }
 
-// What the run's environment adds, for the progress lines and the report.
+// What the run's environment adds (KernelPrinterEnv), "K=V ..." or "".
+std::string PrinterEnvText(const Oracle& oracle) {
+  std::string text;
+  for (const auto& [k, v] : KernelPrinterEnv(oracle.device())) text += (text.empty() ? "" : " ") + k + "=" + v;
+  return text;
+}
+
+// The same for the progress lines.
 std::string PrinterEnvNote(const Oracle& oracle) {
-  std::string note;
-  for (const auto& [k, v] : KernelPrinterEnv(oracle.device())) note += (note.empty() ? "" : " ") + k + "=" + v;
-  return note.empty() ? "" : ", run with " + note + " so that each launch waits for its kernel";
+  const std::string text = PrinterEnvText(oracle);
+  return text.empty() ? "" : ", run with " + text + " so that each launch waits for its kernel";
 }
 
 bool IsCrash(const std::string& failure_class) {
@@ -150,7 +156,8 @@ bool LocalizeKernel(ReductionState& state) {
   std::vector<std::pair<std::vector<bool>, std::string>> proposals;
   std::vector<bool> alone(p.nodes.size(), false);
   alone[anchor] = true;
-  const std::string blocking = KernelPrinterEnv(state.oracle().device()).empty() ? "" : " (run with CUDA_LAUNCH_BLOCKING=1)";
+  const std::string env = PrinterEnvText(state.oracle());
+  const std::string blocking = env.empty() ? "" : " (run with " + env + ")";
   proposals.push_back({alone, "node '" + p.nodes[anchor].name + "' of kernel " + kernel + blocking});
   std::vector<bool> fused = alone;
   const std::string ops = KernelOperators(kernel);
