@@ -25,7 +25,7 @@ constexpr char kFormat[] = "aoti_harness.compile_cache/1";
 nlohmann::json ToJson(const CompileResult& r) {
   return {{"format", kFormat},        {"ok", r.ok},           {"phase", r.phase},
           {"seconds", r.seconds},     {"error_type", r.error_type}, {"message", r.message},
-          {"compiler_errors", r.compiler_errors}};
+          {"compiler_errors", r.compiler_errors}, {"kernel_information", r.kernel_information}};
 }
 
 }  // namespace
@@ -87,6 +87,7 @@ std::optional<CompileResult> CompileCache::Lookup(const std::string& key, const 
     r.error_type = j.value("error_type", "");
     r.message = j.value("message", "");
     r.compiler_errors = j.value("compiler_errors", "");
+    r.kernel_information = j.value("kernel_information", "");
     // A compile (or a recorded compile error) left an archive: a hit needs it. An entry
     // another run is evicting at this moment may have lost it already: that is a miss.
     const bool needs_archive = r.phase == "done" || r.phase == "compile";

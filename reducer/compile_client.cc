@@ -220,6 +220,7 @@ CompileResult CompileClient::Compile(const std::string& program, const std::stri
     r.phase = answer.value("phase", "");
     r.seconds = answer.value("seconds", 0.0);
     r.out = answer.value("out", "");
+    if (answer.contains("kernel_information")) r.kernel_information = answer.at("kernel_information").dump();
     if (answer.contains("error")) {
       const auto& e = answer.at("error");
       r.error_type = e.value("type", "");

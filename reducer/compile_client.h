@@ -42,6 +42,9 @@ struct CompileResult {
   std::string out;       // the archive written (program + inputs + compiled model or failure)
   std::string error_type, message, compiler_errors;
   bool started = true;   // false: refused before any work, the deadline having passed
+  // Inductor's provenance record, as JSON (reducer/kernel_map.h, KernelProvenance), when the
+  // compile asked for one (trace.provenance_tracking_level); kept also when it failed.
+  std::string kernel_information;
 };
 
 class CompileClient {

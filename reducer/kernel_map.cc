@@ -1,6 +1,10 @@
 #include "reducer/kernel_map.h"
 
+#include <algorithm>
 #include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "reducer/graph_edit.h"
 
@@ -96,11 +100,51 @@ std::string KernelThatDidNotFinish(const std::string& log) {
   return open.empty() ? "" : open.back();
 }
 
-std::string LastFinishedKernel(const std::string& log) {
+std::vector<std::string> FinishedKernels(const std::string& log) {
   static const std::regex finished(R"(\[ after_launch: ([A-Za-z0-9_:.]+) \])");
-  std::string last;
-  for (std::sregex_iterator it(log.begin(), log.end(), finished), end; it != end; ++it) last = (*it)[1].str();
-  return last;
+  std::vector<std::string> kernels;
+  for (std::sregex_iterator it(log.begin(), log.end(), finished), end; it != end; ++it) kernels.push_back((*it)[1].str());
+  return kernels;
+}
+
+std::string LastFinishedKernel(const std::string& log) {
+  const std::vector<std::string> finished = FinishedKernels(log);
+  return finished.empty() ? "" : finished.back();
+}
+
+int FinishedLaunches(const std::string& log, const std::string& kernel) {
+  const std::vector<std::string> finished = FinishedKernels(log);
+  return static_cast<int>(std::count(finished.begin(), finished.end(), kernel));
+}
+
+KernelProvenance ParseKernelProvenance(const std::string& json) {
+  KernelProvenance provenance;
+  if (json.empty()) return provenance;
+  try {
+    const nlohmann::json record = nlohmann::json::parse(json);
+    for (const auto& [kernel, calls] : record.items()) {
+      provenance[kernel] = calls.get<std::vector<std::vector<std::string>>>();
+    }
+  } catch (const nlohmann::json::exception&) {
+    return {};
+  }
+  return provenance;
+}
+
+std::vector<size_t> KernelNodes(const Program& program, const KernelProvenance& provenance, const std::string& kernel,
+                                int call) {
+  std::vector<size_t> nodes;
+  const auto it = provenance.find(kernel);
+  if (it == provenance.end()) return nodes;
+  std::set<std::string> names;
+  for (size_t c = 0; c < it->second.size(); ++c) {
+    if (call >= 0 && call < static_cast<int>(it->second.size()) && static_cast<int>(c) != call) continue;
+    names.insert(it->second[c].begin(), it->second[c].end());
+  }
+  for (size_t i = 0; i < program.nodes.size(); ++i) {
+    if (names.count(program.nodes[i].name)) nodes.push_back(i);
+  }
+  return nodes;
 }
 
 std::vector<size_t> UnprintedCallNodes(const Program& program) {

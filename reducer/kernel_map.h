@@ -16,6 +16,7 @@
 //     is the one that crashed.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,28 @@ constexpr char kKernelNamePrinterNamesOnly[] = "3";
 // finished: the run is made with CUDA_LAUNCH_BLOCKING=1, each launch waiting for its kernel.
 std::vector<std::pair<std::string, std::string>> KernelPrinterEnv(const std::string& device);
 
+// The inductor config that records which graph nodes each kernel came from (provenance
+// tracking): the compile server returns the record with the compile, also when the compile
+// failed (tools/package_model.py, KernelInformation). Read when the code is generated, so it
+// rides on the kernel-name printer's compile.
+constexpr char kProvenanceConfig[] = "trace.provenance_tracking_level";
+
+// KernelProvenance: one compile's record: each kernel and extern call, by its name in the
+// generated code -> one list per call of it, in the order inductor generated the calls, of
+// the names of the exported graph's nodes the call came from. Empty: no record.
+using KernelProvenance = std::map<std::string, std::vector<std::vector<std::string>>>;
+
+// ParseKernelProvenance: the compile server's "kernel_information" (JSON); "" or a record
+// of another shape gives an empty one (the kernels' names are read instead).
+KernelProvenance ParseKernelProvenance(const std::string& json);
+
+// KernelNodes: the nodes a kernel came from, as the record says. `call`: which call of the
+// kernel (0 for the first); one the record does not have (or -1) stands for all of them.
+// Indices in order; empty when the record does not know the kernel or names no node of
+// `program`.
+std::vector<size_t> KernelNodes(const Program& program, const KernelProvenance& provenance, const std::string& kernel,
+                                int call = -1);
+
 // KernelInCompilerOutput: the function the compiler's first error is in; "" when the
 // output names none.
 std::string KernelInCompilerOutput(const std::string& compiler_output);
@@ -45,6 +68,13 @@ std::string KernelThatDidNotFinish(const std::string& launch_log);
 
 // LastFinishedKernel: the last kernel with an after_launch line; "" when none.
 std::string LastFinishedKernel(const std::string& launch_log);
+
+// FinishedLaunches: how many launches of `kernel` finished (have an after_launch line) in
+// the log. For the kernel that did not finish, the index of its failing call.
+int FinishedLaunches(const std::string& launch_log, const std::string& kernel);
+
+// FinishedKernels: every kernel with an after_launch line in the log.
+std::vector<std::string> FinishedKernels(const std::string& launch_log);
 
 // UnprintedCallNodes: the nodes whose call the kernel-name printer does not wrap: ops
 // outside aten and prims (custom ops), which the compiled wrapper calls through the

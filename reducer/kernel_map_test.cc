@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/pt2_archive.h"
 #include "reducer/graph_edit.h"
@@ -100,6 +101,50 @@ TEST(NodesForKernel, MapsKernelNamesToTheirNodes) {
                           "aten.relu.default"));
   const Program block = Corpus("residual_block");
   EXPECT_THAT(Targets(block, NodesForKernel(block, "cpp_fused_gelu_7")), ElementsAre("aten.gelu.default"));
+}
+
+TEST(FinishedLaunches, CountsTheLaunchesOfAKernelThatFinished) {
+  const std::string log =
+      "[ before_launch: aoti_torch_cpu_addmm_out ]\n[ after_launch: aoti_torch_cpu_addmm_out ]\n"
+      "[ before_launch: cpp__0 ]\n[ after_launch: cpp__0 ]\n"
+      "[ before_launch: aoti_torch_cpu_addmm_out ]\n[ after_launch: aoti_torch_cpu_addmm_out ]\n"
+      "[ before_launch: cpp__1 ]\n[ after_launch: cpp__1 ]\n[ before_launch: cpp__1 ]\nUnknown exception occurred.\n";
+  EXPECT_EQ(KernelThatDidNotFinish(log), "cpp__1");
+  EXPECT_EQ(FinishedLaunches(log, "cpp__1"), 1);  // its second call failed
+  EXPECT_EQ(FinishedLaunches(log, "aoti_torch_cpu_addmm_out"), 2);
+  EXPECT_EQ(FinishedLaunches(log, "cpp__12"), 0);
+  EXPECT_THAT(FinishedKernels(log), ElementsAre("aoti_torch_cpu_addmm_out", "cpp__0", "aoti_torch_cpu_addmm_out", "cpp__1"));
+}
+
+TEST(KernelNodes, MapsAKernelWithoutANameToItsNodesThroughTheProvenanceRecord) {
+  const Program mlp = Corpus("mlp");  // linear relu linear relu linear log_softmax
+  const auto name = [&](size_t i) { return nlohmann::json(mlp.nodes[i].name); };
+  // As the compile server returns it: kernels named cpp__<n> (cpp.descriptive_names off),
+  // one list of the exported graph's nodes per call; a node the program lacks is skipped.
+  const nlohmann::json record = {
+      {"aoti_torch_cpu_addmm_out", {{name(0)}, {name(2)}, {name(4)}}},
+      {"cpp__0", nlohmann::json::array({nlohmann::json::array()})},
+      {"cpp__1", {{name(1), "not_in_this_program"}, {name(3)}}},
+      {"cpp__2", {{name(5)}}},
+  };
+  const KernelProvenance provenance = ParseKernelProvenance(record.dump());
+  EXPECT_THAT(KernelNodes(mlp, provenance, "cpp__1", 0), ElementsAre(1));
+  EXPECT_THAT(KernelNodes(mlp, provenance, "cpp__1", 1), ElementsAre(3));
+  EXPECT_THAT(KernelNodes(mlp, provenance, "cpp__1"), ElementsAre(1, 3));     // every call
+  EXPECT_THAT(KernelNodes(mlp, provenance, "cpp__1", 7), ElementsAre(1, 3));  // a call it has not: every call
+  EXPECT_THAT(KernelNodes(mlp, provenance, "aoti_torch_cpu_addmm_out", 2), ElementsAre(4));
+  EXPECT_THAT(KernelNodes(mlp, provenance, "cpp__0"), IsEmpty());
+  EXPECT_THAT(KernelNodes(mlp, provenance, "cpp__9"), IsEmpty());
+  // The name says nothing: only the record maps it.
+  EXPECT_THAT(NodesForKernel(mlp, "cpp__2"), IsEmpty());
+  EXPECT_THAT(KernelNodes(mlp, provenance, "cpp__2"), ElementsAre(5));
+}
+
+TEST(ParseKernelProvenance, GivesNoRecordForNoneOrAnotherShape) {
+  EXPECT_TRUE(ParseKernelProvenance("").empty());
+  EXPECT_TRUE(ParseKernelProvenance("{not json").empty());
+  EXPECT_TRUE(ParseKernelProvenance(R"({"cpp__0": {"pre_grad_nodes": ["relu"]}})").empty());
+  EXPECT_EQ(ParseKernelProvenance(R"({"cpp__0": [["relu"]]})").at("cpp__0").at(0).at(0), "relu");
 }
 
 }  // namespace

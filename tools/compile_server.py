@@ -94,6 +94,10 @@ def compile_request(req, workdir):
     aoti_pt2 = os.path.join(workdir, "aoti.pt2")
     record = package_model.compile_aoti(ep, configs, aoti_pt2)
     answer["compile_seconds"] = record["seconds"]
+    # Inductor's provenance record (asked for by trace.provenance_tracking_level) goes to the
+    # reducer, not into the candidate's manifest.
+    if "kernel_information" in record:
+        answer["kernel_information"] = record.pop("kernel_information")
     try:
         manifest["compile"] = record
         manifest["inductor_configs"] = configs

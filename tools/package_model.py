@@ -475,17 +475,77 @@ def compiler_errors(message, context=2, limit=40):
     return "\n".join(picked)
 
 
+class KernelInformation:
+    """Inductor's provenance record of a compile (trace.provenance_tracking_level != 0): each
+    generated kernel and extern call, by its name in the generated code -> one list per call
+    of it, in the order inductor generated them (its ":<handle>" suffix), of the exported
+    graph's nodes the call came from. A name called twice (an extern kernel such as
+    aoti_torch_cpu_addmm_out, or one kernel's code shared) has two lists.
+
+    AOTI writes the record into the package only once the package is built; after a compile
+    error it is gone (inductor restores its provenance state when the compile ends). So it is
+    read at the C++ compile itself, whether that succeeds or fails, by wrapping
+    AotCodeCompiler.compile for the duration of one compile. A torch without that entry point
+    or without provenance tracking gives no record: the reducer then reads kernels' names."""
+
+    def __init__(self, configs):
+        self.record = None
+        self.wanted = str(configs.get("trace.provenance_tracking_level", 0)) not in ("0", "False", "None")
+
+    def __enter__(self):
+        if not self.wanted:
+            return self
+        from torch._inductor import codecache, debug
+
+        self.cls = getattr(codecache, "AotCodeCompiler", None)
+        self.original = getattr(self.cls, "compile", None) if self.cls else None
+        if self.original is None or not hasattr(debug, "create_kernel_information_json"):
+            return self
+
+        def compile_and_record(*args, **kwargs):
+            try:
+                return self.original(*args, **kwargs)
+            finally:
+                # A record that cannot be read is no record; it never changes the compile's outcome.
+                try:
+                    self.record = self.calls(debug.create_kernel_information_json())
+                except Exception as e:
+                    log(f"inductor's provenance record is unreadable, ignored: {type(e).__name__}: {e}")
+
+        self.cls.compile = staticmethod(compile_and_record)
+        return self
+
+    @staticmethod
+    def calls(information):
+        def handle(kernel):
+            name, _, number = kernel.rpartition(":")
+            return (name, int(number)) if name and number.isdigit() else (kernel, 0)
+
+        record = {}
+        for kernel in sorted(information, key=lambda k: handle(k)[1]):
+            record.setdefault(handle(kernel)[0], []).append([str(n) for n in information[kernel].get("pre_grad_nodes", [])])
+        return record
+
+    def __exit__(self, *exc):
+        if self.wanted and self.original is not None:
+            self.cls.compile = self.original
+        return False
+
+
 def compile_aoti(ep, configs, pt2_path):
-    """Returns the compile record; never raises for a compiler failure."""
+    """Returns the compile record; never raises for a compiler failure. With provenance
+    tracking on, the record's "kernel_information" is KernelInformation's."""
     import torch
 
     start = time.time()
+    provenance = KernelInformation(configs)
     try:
-        torch._inductor.aoti_compile_and_package(
-            ep, package_path=pt2_path, inductor_configs=dict(configs))
-        return {"status": "ok", "seconds": round(time.time() - start, 3)}
+        with provenance:
+            torch._inductor.aoti_compile_and_package(
+                ep, package_path=pt2_path, inductor_configs=dict(configs))
+        record = {"status": "ok", "seconds": round(time.time() - start, 3)}
     except Exception as e:
-        return {
+        record = {
             "status": "error",
             "seconds": round(time.time() - start, 3),
             "error": {
@@ -495,6 +555,9 @@ def compile_aoti(ep, configs, pt2_path):
                 "traceback": "".join(traceback.format_tb(e.__traceback__)),
             },
         }
+    if provenance.record is not None:
+        record["kernel_information"] = provenance.record
+    return record
 
 
 def run_eager(model, ex_args, ex_kwargs, source):
@@ -767,6 +830,8 @@ def package(args):
             log(f"AOTI compile with inductor configs {json.dumps(configs, sort_keys=True)}")
             aoti_pt2 = os.path.join(workdir, "aoti.pt2")
             compile_rec = compile_aoti(ep, configs, aoti_pt2)
+            # The package AOTI wrote holds the provenance record already, when it was asked for.
+            compile_rec.pop("kernel_information", None)
             if compile_rec["status"] != "ok":
                 aoti_pt2 = None
                 err = compile_rec["error"]

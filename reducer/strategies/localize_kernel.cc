@@ -1,19 +1,25 @@
 // localize_kernel: for compile errors, runtime errors, crashes and hangs, find the
 // culprit from the kernel that failed instead of searching for it.
-//   - compile error: the compiler names the function its first error is in; the
-//     current program's compile already said it, so this costs no compile.
-//   - runtime error, signal, timeout: the current program is compiled with AOTI's
-//     kernel-name printer (a compile-time setting) and run; the kernel launched and never
-//     finished is the one that failed. That compile is the sanity check's (its diagnosis,
-//     DiagnoseKernelNames), so it costs nothing more; after an accepted proposal, or when
-//     the printer hid the failure at the sanity check, it is one more compile, counted.
-// The kernel's name carries the operators fused into it (reducer/kernel_map.h). The
-// first node of its rarest operator is proposed alone, then with the kernel's other
-// operators around it, then with its neighbours. When no proposal fails the same way,
-// the search takes over.
+//   - compile error: the compiler names the function its first error is in.
+//   - runtime error, signal, timeout: the program compiled with AOTI's kernel-name printer
+//     (a compile-time setting) is run; the kernel launched and never finished is the one
+//     that failed, and the launches of it that finished say which of its calls failed.
+// That compile also asks inductor for its provenance record (trace.provenance_tracking_level,
+// reducer/kernel_map.h): which graph nodes each kernel came from, whatever its name. It is
+// the sanity check's compile (its diagnosis, DiagnoseKernelNames), so it costs nothing more;
+// after an accepted proposal, or when the printer hid the failure at the sanity check, it
+// is one more compile, counted.
+// The kernel's nodes come from the record; only without one (another torch), from the
+// operators the kernel's name carries. The suspects are ranked: an operator that also ran
+// (or compiled) in a kernel that worked comes last, then the operator's count in the
+// program, rarest first. The first suspect is proposed alone, then the second (when its
+// operator never worked elsewhere), then the kernel's nodes together, then the first with
+// its neighbours. When no proposal fails the same way, the search takes over.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -26,8 +32,10 @@ namespace {
 
 std::string PrinterConfigs() {
   // Config values travel as JSON literals (as Bazel passes them); the printer level is the
-  // string "3", not the number.
-  return nlohmann::json{{kKernelNamePrinterConfig, nlohmann::json(kKernelNamePrinterNamesOnly).dump()}}.dump();
+  // string "3", not the number; the provenance level is the number 1.
+  return nlohmann::json{{kKernelNamePrinterConfig, nlohmann::json(kKernelNamePrinterNamesOnly).dump()},
+                        {kProvenanceConfig, "1"}}
+      .dump();
 }
 
 // What the run's environment adds (KernelPrinterEnv), "K=V ..." or "".
@@ -47,12 +55,34 @@ bool IsCrash(const std::string& failure_class) {
   return failure_class == "runtime error" || failure_class == "timeout" || failure_class.rfind("signal", 0) == 0;
 }
 
-// The kernel that failed, or "" with the reason in `why`.
-// `unprinted_after` is set (to the last kernel that finished, possibly "") when the
-// failure is in a call the printer does not wrap.
-std::string FailedKernel(ReductionState& state, std::string* why, std::optional<std::string>* unprinted_after) {
+// Whether `text` names `kernel` as a whole word (cpp__1 is not named by cpp__12).
+bool Mentions(const std::string& text, const std::string& kernel) {
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(kernel); at != std::string::npos; at = text.find(kernel, at + 1)) {
+    const size_t end = at + kernel.size();
+    if ((at == 0 || !word(text[at - 1])) && (end == text.size() || !word(text[end]))) return true;
+  }
+  return false;
+}
+
+// What the failure says about the kernel that failed.
+struct FailedKernel {
+  std::string kernel;  // "" when none was found (why says why)
+  std::string why;
+  int call = -1;       // which call of it failed (its launches that finished before); -1: unknown
+  KernelProvenance provenance;
+  // The calls that worked: kernels that finished (with how many launches), or that compiled
+  // without an error.
+  std::map<std::string, int> worked;
+  // Set (to the last kernel that finished, possibly "") when the failure is in a call the
+  // printer does not wrap.
+  std::optional<std::string> unprinted_after;
+};
+
+FailedKernel FindFailedKernel(ReductionState& state) {
   Oracle& oracle = state.oracle();
   const Program& p = state.current();
+  FailedKernel f;
   if (oracle.target_class() == "compile error") {
     // The sanity check's compile under the printer, or the program's own (compiled already
     // unless the sanity check was skipped).
@@ -62,47 +92,74 @@ std::string FailedKernel(ReductionState& state, std::string* why, std::optional<
       c = oracle.Compiled(p);
     }
     if (!c) {
-      *why = "the program's compile left no record";
-      return "";
+      f.why = "the program's compile left no record";
+      return f;
     }
-    const std::string kernel = KernelInCompilerOutput(c->message + "\n" + c->compiler_errors);
-    if (kernel.empty()) *why = "the compiler's output names no function";
-    return kernel;
+    const std::string output = c->message + "\n" + c->compiler_errors;
+    f.kernel = KernelInCompilerOutput(output);
+    if (f.kernel.empty()) f.why = "the compiler's output names no function";
+    f.provenance = ParseKernelProvenance(c->kernel_information);
+    for (const auto& [kernel, calls] : f.provenance) {
+      if (!Mentions(output, kernel)) f.worked[kernel] = static_cast<int>(calls.size());
+    }
+    return f;
   }
   // One diagnostic compile per program size: after an accepted proposal the smaller
   // program is cheaper to search than to diagnose again.
   if (!state.FirstTime("kernel_printer")) {
-    *why = "the kernel-name run was spent on a larger program";
-    return "";
+    f.why = "the kernel-name run was spent on a larger program";
+    return f;
   }
   state.Progress("  localize_kernel: the run under the kernel-name printer (" + std::string(kKernelNamePrinterConfig) +
-                 "=" + kKernelNamePrinterNamesOnly + ")" + PrinterEnvNote(oracle));
+                 "=" + kKernelNamePrinterNamesOnly + ", " + kProvenanceConfig + "=1)" + PrinterEnvNote(oracle));
   CompiledOutcome outcome;
   std::string problem;
   if (!oracle.RunWithConfigs(p, PrinterConfigs(), &outcome, &problem, KernelPrinterEnv(oracle.device()))) {
-    *why = "the program does not compile with the printer (" + problem + ")";
-    return "";
+    f.why = "the program does not compile with the printer (" + problem + ")";
+    return f;
   }
-  std::string kernel = KernelThatDidNotFinish(outcome.stderr_text);
-  if (kernel.empty() && !outcome.ok() && !UnprintedCallNodes(p).empty()) {
+  if (const CompileResult* c = oracle.Compiled(p, PrinterConfigs())) f.provenance = ParseKernelProvenance(c->kernel_information);
+  for (const std::string& k : FinishedKernels(outcome.stderr_text)) ++f.worked[k];
+  f.kernel = KernelThatDidNotFinish(outcome.stderr_text);
+  if (f.kernel.empty() && !outcome.ok() && !UnprintedCallNodes(p).empty()) {
     // Every printed launch finished, yet the model failed: the failing call is one the
     // printer does not wrap (a custom op).
-    *unprinted_after = LastFinishedKernel(outcome.stderr_text);
-    return "";
+    f.unprinted_after = LastFinishedKernel(outcome.stderr_text);
+    return f;
   }
-  if (kernel.empty()) *why = "every launched kernel finished (" + outcome.Summary().substr(0, 200) + ")";
-  return kernel;
+  if (f.kernel.empty()) {
+    f.why = "every launched kernel finished (" + outcome.Summary().substr(0, 200) + ")";
+  } else {
+    f.call = FinishedLaunches(outcome.stderr_text, f.kernel);
+  }
+  return f;
+}
+
+// The operators (targets) of the calls that worked, as the provenance record maps them.
+std::set<std::string> WorkedOperators(const Program& p, const FailedKernel& f) {
+  std::set<std::string> ops;
+  for (const auto& [kernel, launches] : f.worked) {
+    const auto calls = f.provenance.find(kernel);
+    if (calls == f.provenance.end()) continue;
+    for (int c = 0; c < launches && c < static_cast<int>(calls->second.size()); ++c) {
+      for (size_t i : KernelNodes(p, f.provenance, kernel, c)) ops.insert(p.nodes[i].target);
+    }
+  }
+  return ops;
 }
 
 }  // namespace
 
 std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
-  // For a crash, or a failure not known yet (a compile error is read from the same
-  // compile). On 3 nodes or fewer the search is as cheap as a diagnosis.
+  // For a crash, a compile error (whose provenance record comes with the same compile), or a
+  // failure not known yet. On 3 nodes or fewer the search is as cheap as a diagnosis.
   const std::string& target = state.oracle().target_class();
-  if (!(target.empty() || IsCrash(target)) || state.current().nodes.size() <= 3) return std::nullopt;
+  if (!(target.empty() || IsCrash(target) || target == "compile error") || state.current().nodes.size() <= 3) {
+    return std::nullopt;
+  }
   state.Progress("  localize_kernel: the sanity check compiles the program with the kernel-name printer (" +
-                 std::string(kKernelNamePrinterConfig) + "=" + kKernelNamePrinterNamesOnly + ")" +
+                 std::string(kKernelNamePrinterConfig) + "=" + kKernelNamePrinterNamesOnly + ") and provenance (" +
+                 kProvenanceConfig + "=1)" +
                  PrinterEnvNote(state.oracle()));
   return state.oracle().Diagnose(state.current(), state.current(), PrinterConfigs(),
                                  KernelPrinterEnv(state.oracle().device()));
@@ -115,14 +172,15 @@ bool LocalizeKernel(ReductionState& state) {
     // A crash costs a diagnostic compile: on 3 nodes or fewer the search is as cheap.
     return false;
   }
-  std::string why;
-  std::optional<std::string> unprinted_after;
-  std::string kernel = FailedKernel(state, &why, &unprinted_after);
+  FailedKernel f = FindFailedKernel(state);
+  std::string kernel = f.kernel;
   std::vector<size_t> nodes;
-  if (unprinted_after) {
+  bool recorded = false;  // the nodes are the record's, exactly the kernel's call
+  if (f.unprinted_after) {
     // The first custom-op call after the last kernel that finished.
     nodes = UnprintedCallNodes(p);
-    const std::vector<size_t> before = NodesForKernel(p, *unprinted_after);
+    std::vector<size_t> before = KernelNodes(p, f.provenance, *f.unprinted_after);
+    if (before.empty()) before = NodesForKernel(p, *f.unprinted_after);
     if (!before.empty()) {
       auto after = std::find_if(nodes.begin(), nodes.end(), [&](size_t i) { return i > before.front(); });
       if (after != nodes.end()) nodes.erase(nodes.begin(), after);
@@ -130,50 +188,75 @@ bool LocalizeKernel(ReductionState& state) {
     nodes.resize(1);
     kernel = ShortTarget(p.nodes[nodes[0]].target);
     state.Progress("  localize_kernel: every printed launch finished (the last: " +
-                   (unprinted_after->empty() ? std::string("none") : *unprinted_after) +
+                   (f.unprinted_after->empty() ? std::string("none") : *f.unprinted_after) +
                    "); the failing call is one the printer does not wrap: " + kernel);
   } else if (kernel.empty()) {
-    state.Progress("  localize_kernel: " + why + "; falling back to the search");
+    state.Progress("  localize_kernel: " + f.why + "; falling back to the search");
     return false;
   } else {
-    nodes = NodesForKernel(p, kernel);
+    nodes = KernelNodes(p, f.provenance, kernel, f.call);
+    recorded = !nodes.empty();
+    if (!recorded) nodes = NodesForKernel(p, kernel);
   }
   if (nodes.empty()) {
-    state.Progress("  localize_kernel: kernel " + kernel + " names no operator of the program; falling back to the search");
+    state.Progress("  localize_kernel: kernel " + kernel + (f.provenance.empty() ? " (no provenance record)" : " (not in the provenance record)") +
+                   " names no operator of the program; falling back to the search");
     return false;
   }
-  // The anchor: the first node of the kernel's rarest operator in this program.
+  // The suspects, ranked: an operator that worked in another call last; then the rarest in
+  // the program; then the first.
   std::map<std::string, int> count;
-  for (size_t i : nodes) ++count[p.nodes[i].target];
-  const size_t anchor = *std::min_element(nodes.begin(), nodes.end(), [&](size_t a, size_t b) {
-    return count[p.nodes[a].target] < count[p.nodes[b].target] ||
-           (count[p.nodes[a].target] == count[p.nodes[b].target] && a < b);
+  for (const Node& n : p.nodes) ++count[n.target];
+  const std::set<std::string> worked = WorkedOperators(p, f);
+  std::vector<size_t> ranked = nodes;
+  std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+    const auto key = [&](size_t i) { return std::make_pair(worked.count(p.nodes[i].target), count[p.nodes[i].target]); };
+    return key(a) < key(b);
   });
-  state.Progress("  localize_kernel: kernel " + kernel + " (" + KernelOperators(kernel) + ") -> node '" +
+  const size_t anchor = ranked.front();
+  const std::string from = recorded ? "inductor's provenance record" : "its name";
+  const std::string call = recorded && f.call > 0 ? " (call " + std::to_string(f.call + 1) + ")" : "";
+  state.Progress("  localize_kernel: kernel " + kernel + call + " -> " + std::to_string(nodes.size()) + " node(s) from " +
+                 from + (recorded ? "" : " (" + KernelOperators(kernel) + ")") + "; first suspect '" +
                  p.nodes[anchor].name + "' (" + ShortTarget(p.nodes[anchor].target) + ")");
-  // Proposals, smallest first: the anchor alone; the kernel's operators within a few
-  // nodes of it (a fused kernel); the anchor with one neighbour each side.
+  // Proposals, smallest first.
   std::vector<std::pair<std::vector<bool>, std::string>> proposals;
-  std::vector<bool> alone(p.nodes.size(), false);
-  alone[anchor] = true;
   const std::string env = PrinterEnvText(state.oracle());
   const std::string blocking = env.empty() ? "" : " (run with " + env + ")";
-  proposals.push_back({alone, "node '" + p.nodes[anchor].name + "' of kernel " + kernel + blocking});
-  std::vector<bool> fused = alone;
-  const std::string ops = KernelOperators(kernel);
-  const size_t reach = 1 + std::count(ops.begin(), ops.end(), '_');
-  for (size_t i : nodes) {
-    if (i + reach >= anchor && i <= anchor + reach) fused[i] = true;
+  const auto alone = [&](size_t i) {
+    std::vector<bool> keep(p.nodes.size(), false);
+    keep[i] = true;
+    return keep;
+  };
+  proposals.push_back({alone(anchor), "node '" + p.nodes[anchor].name + "' of kernel " + kernel + blocking});
+  if (ranked.size() > 1 && !worked.count(p.nodes[ranked[1]].target) &&
+      (recorded || p.nodes[ranked[1]].target != p.nodes[anchor].target)) {
+    proposals.push_back({alone(ranked[1]), "node '" + p.nodes[ranked[1]].name + "' of kernel " + kernel + blocking});
   }
-  if (fused != alone) proposals.push_back({fused, "the nodes of kernel " + kernel + " around '" + p.nodes[anchor].name + "'" + blocking});
-  std::vector<bool> window = alone;
+  std::vector<bool> fused = alone(anchor);
+  if (recorded) {
+    // The kernel's call, as the record has it.
+    for (size_t i : nodes) fused[i] = true;
+  } else {
+    // The kernel's operators within a few nodes of the anchor.
+    const std::string ops = KernelOperators(kernel);
+    const size_t reach = 1 + std::count(ops.begin(), ops.end(), '_');
+    for (size_t i : nodes) {
+      if (i + reach >= anchor && i <= anchor + reach) fused[i] = true;
+    }
+  }
+  if (std::count(fused.begin(), fused.end(), true) > 1) {
+    proposals.push_back({fused, "the nodes of kernel " + kernel + " around '" + p.nodes[anchor].name + "'" + blocking});
+  }
+  std::vector<bool> window = alone(anchor);
   if (anchor > 0) window[anchor - 1] = true;
   if (anchor + 1 < p.nodes.size()) window[anchor + 1] = true;
   if (window != fused) proposals.push_back({window, "node '" + p.nodes[anchor].name + "' with its neighbours"});
   for (const auto& [keep, what] : proposals) {
     if (state.OutOfTime()) break;
     try {
-      if (state.Try(KeepNodes(p, keep, OutputMode::kLast), "localize_kernel", what, p.nodes[anchor].name)) return true;
+      const size_t named = std::find(keep.begin(), keep.end(), true) - keep.begin();
+      if (state.Try(KeepNodes(p, keep, OutputMode::kLast), "localize_kernel", what, p.nodes[named].name)) return true;
     } catch (const EditRefused& e) {
       state.Progress("  localize_kernel: " + what + " cannot stand alone: " + e.what());
     }

@@ -26,17 +26,21 @@ def real_model(name):
     aoti_model_test(name = name + "_test", size = "medium", package = ":" + name)
     aoti_package(name = name + "_bf16", model = name + ".py", data = ["hf_output.py"], dtype = "bfloat16", export_only = True)
 
-def planted(model, plant):
+# Kernels named cpp__0, cpp__1, ... instead of after their ops: the name tells nothing.
+UNNAMED = {"cpp.descriptive_names": "false"}
+
+def planted(model, plant, unnamed = False, model_kwargs = None):
     """<model>_<plant>: the package with the planted bug; <model>_<plant>_test fails. Tagged
-    manual: tools/real_models.sh runs it under DUMP_AOTI_MINIFIER=1."""
+    manual: tools/real_models.sh runs it under DUMP_AOTI_MINIFIER=1. `unnamed`: compiled with
+    the kernels' descriptive names off (<model>_<plant>_unnamed)."""
     kwargs, configs = PLANTS[plant]
-    name = model + "_" + plant
+    name = model + "_" + plant + ("_unnamed" if unnamed else "")
     aoti_package(
         name = name,
         model = model + ".py",
         data = ["hf_output.py"],
-        model_kwargs = kwargs,
-        inductor_configs = configs,
+        model_kwargs = kwargs if model_kwargs == None else model_kwargs,
+        inductor_configs = dict(configs, **UNNAMED) if unnamed else configs,
         tags = ["manual"],
     )
     planted_case(name)
