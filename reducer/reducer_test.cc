@@ -102,6 +102,8 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"log1p_relu_where_strict", "accuracy", "aten.log1p.default", true, 2},
         Scenario{"block_compile_error", "compile error", "aten.relu.default", false, 2},
         Scenario{"block_runtime_error", "signal SIGABRT", "aten.relu.default", false, 2},
+        Scenario{"block_compile_error_unnamed", "compile error", "aten.relu.default", false, 2},
+        Scenario{"block_runtime_error_unnamed", "signal SIGABRT", "aten.relu.default", false, 2},
         Scenario{"block_relu_accuracy", "accuracy", "aten.relu.default", false, 2},
         Scenario{"block_log1p_accuracy", "accuracy", "aten.log1p.default", false, 2},
         Scenario{"crash_block", "signal SIGSEGV", "aoti_test.null_deref.default", false, 2},
