@@ -188,6 +188,28 @@ def close(i, eager, compiled, fp64):
             f"output {i} differs under the fp64 rule (tol {tol})")
 
 
+def compile_package(ep, package):
+    """aoti_compile_and_package under the test's inductor_configs. The harness's own key,
+    aoti_harness.aten_fallbacks (operators called as ATen kernels instead of generated code),
+    is applied as the harness applies it, and not passed to inductor."""
+    configs = dict(INDUCTOR_CONFIGS)
+    fallbacks = configs.pop("aoti_harness.aten_fallbacks", [])
+    if isinstance(fallbacks, str):
+        fallbacks = json.loads(fallbacks)
+    if fallbacks:
+        from torch._inductor import decomposition, lowering
+        for name in fallbacks:
+            op = torch.ops
+            for part in name.split("."):
+                op = getattr(op, part)
+            for overload in ([getattr(op, n) for n in op.overloads()] if hasattr(op, "overloads") else [op]):
+                decomposition.decompositions.pop(overload, None)
+            lowering.make_fallback(op, warn=False, override_decomp=True)
+        decomposition.fast_random_decomps.cache_clear()
+        configs["force_disable_caches"] = True
+    torch._inductor.aoti_compile_and_package(ep, package_path=package, inductor_configs=configs)
+
+
 def main():
     if DEVICE == "cuda" and not torch.cuda.is_available():
         print(f"repro.py: the repro runs on cuda, and this torch ({torch.__version__}) sees no CUDA device; "
@@ -199,7 +221,7 @@ def main():
     work = tempfile.mkdtemp(prefix="aoti_repro_")
     package = os.path.join(work, "repro_compiled.pt2")
     try:
-        torch._inductor.aoti_compile_and_package(ep, package_path=package, inductor_configs=dict(INDUCTOR_CONFIGS))
+        compile_package(ep, package)
     except Exception as e:
         return observed("compile error", f"{type(e).__name__}: {e}")
     inputs_path, outputs_path = os.path.join(work, "inputs.pt"), os.path.join(work, "outputs.pt")

@@ -80,6 +80,7 @@ def compile_request(req, workdir):
                 LOADED_LIBRARIES.add(lib)
         program, out = req["program"], req["out"]
         configs = {k: package_model.parse_config_value(v) for k, v in req.get("inductor_configs", {}).items()}
+        package_model.split_configs(configs)  # the harness's own keys, checked before any work
         manifest, inputs = read_inputs(program)
         # The candidate's model, by the name the package gave it (not always "model").
         name = manifest["model_name"]

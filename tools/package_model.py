@@ -475,6 +475,81 @@ def compiler_errors(message, context=2, limit=40):
     return "\n".join(picked)
 
 
+# The inductor_configs key the harness reads itself and never passes to inductor: ATen
+# operators inductor must call as they are (an ATen fallback) instead of decomposing,
+# lowering and generating code for them. A workaround for a compiler bug in one operator.
+ATEN_FALLBACKS = "aoti_harness.aten_fallbacks"
+
+
+def split_configs(configs):
+    """(the configs for inductor, the operators to fall back to ATen). ContractError naming the
+    key when an aoti_harness.* key is unknown or its value is not a list of operator names."""
+    import torch
+
+    inductor = {k: v for k, v in configs.items() if not k.startswith("aoti_harness.")}
+    unknown = sorted(k for k in configs if k.startswith("aoti_harness.") and k != ATEN_FALLBACKS)
+    if unknown:
+        raise ContractError(f"inductor_configs {unknown}: unknown harness key(s); the harness reads {ATEN_FALLBACKS!r}")
+    names = parse_config_value(configs.get(ATEN_FALLBACKS, []))
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ContractError(f"inductor_configs[{ATEN_FALLBACKS!r}] = {configs[ATEN_FALLBACKS]!r}: expected a JSON list "
+                            'of ATen operator names, e.g. ["aten.relu.default"]')
+    ops = []
+    for name in names:
+        parts = name.split(".")
+        op = torch.ops
+        try:
+            for part in parts:
+                op = getattr(op, part)
+        except (AttributeError, RuntimeError):
+            op = None
+        if len(parts) not in (2, 3) or not isinstance(op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+            raise ContractError(f"inductor_configs[{ATEN_FALLBACKS!r}]: {name!r} is not an operator; expected "
+                                "<namespace>.<op>[.<overload>], e.g. aten.relu.default")
+        ops.append(op)
+    if ops:
+        # Inductor's caches do not know about the fallbacks: a cached compile of the same
+        # graph without them must not be reused.
+        inductor["force_disable_caches"] = True
+    return inductor, ops
+
+
+class AtenFallbacks:
+    """For one compile, `ops` are called as ATen kernels (inductor's make_fallback, their
+    decompositions left out); inductor's tables are restored afterwards, so the next compile
+    in the same process (the compile server's) is unaffected."""
+
+    def __init__(self, ops):
+        self.ops = ops
+
+    def __enter__(self):
+        if not self.ops:
+            return self
+        from torch._inductor import decomposition, lowering
+
+        self.saved = [(table, table.copy()) for table in (
+            lowering.lowerings, lowering.fallbacks, lowering.needs_realized_inputs, lowering._maybe_layout_constraints,
+            decomposition.decompositions)]
+        for op in self.ops:
+            overloads = [getattr(op, name) for name in op.overloads()] if hasattr(op, "overloads") else [op]
+            for overload in overloads:
+                decomposition.decompositions.pop(overload, None)
+            lowering.make_fallback(op, warn=False, override_decomp=True)
+        decomposition.fast_random_decomps.cache_clear()
+        return self
+
+    def __exit__(self, *exc):
+        if not self.ops:
+            return False
+        from torch._inductor import decomposition
+
+        for table, saved in self.saved:
+            table.clear()
+            table.update(saved)
+        decomposition.fast_random_decomps.cache_clear()
+        return False
+
+
 class KernelInformation:
     """Inductor's provenance record of a compile (trace.provenance_tracking_level != 0): each
     generated kernel and extern call, by its name in the generated code -> one list per call
@@ -538,11 +613,12 @@ def compile_aoti(ep, configs, pt2_path):
     import torch
 
     start = time.time()
+    inductor_configs, fallbacks = split_configs(configs)
     provenance = KernelInformation(configs)
     try:
-        with provenance:
+        with provenance, AtenFallbacks(fallbacks):
             torch._inductor.aoti_compile_and_package(
-                ep, package_path=pt2_path, inductor_configs=dict(configs))
+                ep, package_path=pt2_path, inductor_configs=inductor_configs)
         record = {"status": "ok", "seconds": round(time.time() - start, 3)}
     except Exception as e:
         record = {
@@ -752,6 +828,7 @@ def package_prebuilt(args, configs, workdir, start):
 def package(args):
     start = time.time()
     configs = {k: parse_config_value(v) for k, v in json.loads(args.inductor_configs).items()}
+    split_configs(configs)  # a harness key that is wrong fails the build here, not as a compile error
     # torch internals warn about their own deprecations on every export; not the user's concern.
     warnings.filterwarnings("ignore", category=FutureWarning)
     # PyTorch's own debug and repro variables (DUMP_AOTI_MINIFIER runs torch's minifier,
