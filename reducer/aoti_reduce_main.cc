@@ -61,6 +61,9 @@ DEFINE_int32(jobs, std::getenv("AOTI_REDUCE_JOBS") ? std::atoi(std::getenv("AOTI
 DEFINE_bool(random_weights, false,
             "once reduced, compile the repro once more with random weights of the same shape, dtype, mean and std; "
             "repro.pt2 keeps them where the failure reproduces (report.md says which it holds)");
+DEFINE_bool(stage_ladder, true,
+            "once reduced, find the stage of the compiler at fault (a few compiles of the repro) and a workaround "
+            "verified on the original (one or two compiles of it): report.md, workaround.md");
 DEFINE_bool(print_strategies, false, "list the strategies in the order they run, and exit");
 
 namespace {
@@ -118,6 +121,7 @@ int Main(int argc, char** argv) {
   options.compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
   options.offload_to_disk = FLAGS_offload_to_disk;
   options.random_weights = FLAGS_random_weights;
+  options.stage_ladder = FLAGS_stage_ladder;
   if (FLAGS_jobs < 0) throw aoti::HarnessError("--jobs=" + std::to_string(FLAGS_jobs) + ": expected 0 (fit the machine) or more");
   options.jobs = FLAGS_jobs;
   options.skip_export_errors = FLAGS_skip_export_error;

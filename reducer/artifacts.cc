@@ -189,21 +189,26 @@ def close(i, eager, compiled, fp64):
 
 
 def compile_package(ep, package):
-    """aoti_compile_and_package under the test's inductor_configs. The harness's own key,
-    aoti_harness.aten_fallbacks (operators called as ATen kernels instead of generated code),
-    is applied as the harness applies it, and not passed to inductor."""
+    """aoti_compile_and_package under the test's inductor_configs. The harness's own keys,
+    aoti_harness.aten_fallbacks (operators called as ATen kernels instead of generated code)
+    and aoti_harness.skip_decompositions, are applied as the harness applies them, and not
+    passed to inductor."""
     configs = dict(INDUCTOR_CONFIGS)
-    fallbacks = configs.pop("aoti_harness.aten_fallbacks", [])
-    if isinstance(fallbacks, str):
-        fallbacks = json.loads(fallbacks)
-    if fallbacks:
-        from torch._inductor import decomposition, lowering
-        for name in fallbacks:
+    ops = {}
+    for key in ("aoti_harness.aten_fallbacks", "aoti_harness.skip_decompositions"):
+        names = configs.pop(key, [])
+        ops[key] = []
+        for name in json.loads(names) if isinstance(names, str) else names:
             op = torch.ops
             for part in name.split("."):
                 op = getattr(op, part)
+            ops[key].append(op)
+    if any(ops.values()):
+        from torch._inductor import decomposition, lowering
+        for op in ops["aoti_harness.aten_fallbacks"] + ops["aoti_harness.skip_decompositions"]:
             for overload in ([getattr(op, n) for n in op.overloads()] if hasattr(op, "overloads") else [op]):
                 decomposition.decompositions.pop(overload, None)
+        for op in ops["aoti_harness.aten_fallbacks"]:
             lowering.make_fallback(op, warn=False, override_decomp=True)
         decomposition.fast_random_decomps.cache_clear()
         configs["force_disable_caches"] = True
@@ -509,6 +514,11 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
     md << "| " << e.strategy << " | " << e.what << " | " << e.nodes_before << " -> " << e.nodes_after << " | "
        << e.compiles << " | " << static_cast<int>(e.seconds + 0.5) << " s |\n";
   }
+  if (r.stage.ran || !r.stage.why_not.empty()) md << "\n" << StageMarkdown(r.stage);
+  if (r.stage.ran) {
+    const std::string label = "`" + fs::path(spec.package).filename().string() + "` (model `" + r.model + "`)";
+    WriteAtomically(out_dir + "/workaround.md", WorkaroundMarkdown(r.stage, label));
+  }
   if (!not_written.empty()) {
     md << "\n## Not written\n\nThe full set of artifacts could not be written, so this directory holds the "
           "essentials only (no checkpoints, no copy of the original):\n\n";
@@ -538,7 +548,8 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
       }
       if (o.compiled_nan) evidence.outputs.push_back(o);
     }
-    WriteAtomically(out_dir + "/diagnosis.md", DiagnosisMarkdown(Triage(evidence), evidence));
+    WriteAtomically(out_dir + "/diagnosis.md", DiagnosisMarkdown(Triage(evidence), evidence) +
+                                                 (r.stage.ran ? "\n" + StageMarkdown(r.stage) : std::string()));
   }
   // report.html: the same, as a page with the graphs drawn and the error plotted.
   WriteAtomically(out_dir + "/report.html", ReportHtml(r, spec, env, WithReproPath(r.message, r.final_archive), out_dir));
@@ -567,6 +578,7 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
                         {"weights", r.weights},
                         {"strategies", r.strategies},
                         {"dynamic_shapes", r.dynamic_shapes},
+                        {"stage", StageJson(r.stage)},
                         {"not_written", not_written}};
   WriteAtomically(out_dir + "/summary.json", JsonText(summary, 1) + "\n");
 }

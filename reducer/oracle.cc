@@ -376,6 +376,15 @@ Verdict Oracle::Diagnose(const Program& candidate, const Program& form, const st
   return v;
 }
 
+Verdict Oracle::TestWithConfigs(const Program& candidate, const std::string& extra_configs_json, double* run_seconds) {
+  const CompileResult c = Compile(candidate, VariantKey(candidate, extra_configs_json), MergedConfigs(extra_configs_json));
+  if (std::optional<Verdict> no_archive = NotCompiled(c)) return *no_archive;
+  CompiledOutcome outcome;
+  const Verdict v = Judge(candidate, c.out, 0, &outcome);
+  if (run_seconds) *run_seconds = outcome.seconds;
+  return v;
+}
+
 bool Oracle::CompileAndRun(const Program& candidate, std::vector<at::Tensor>* outputs, std::string* problem) {
   if (auto d = diagnosed_.find(Key(candidate)); d != diagnosed_.end() && d->second.ok()) {
     *outputs = d->second.outputs;

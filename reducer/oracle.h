@@ -117,6 +117,12 @@ class Oracle {
   // compile and no run.
   Verdict Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json,
                    const std::vector<std::pair<std::string, std::string>>& run_env = {});
+  // TestWithConfigs: `candidate` compiled with extra inductor configs (a JSON object, merged
+  // over the run's) and judged as Test judges it; `run_seconds`, when given, gets its
+  // compiled run's wall time. The verdict is not kept as the candidate's own.
+  Verdict TestWithConfigs(const Program& candidate, const std::string& extra_configs_json, double* run_seconds = nullptr);
+  // configs_json: the run's inductor configs (the package's, or the ones it was told).
+  const std::string& configs_json() const { return configs_; }
   // device: the original's AOTI device ("cpu", "cuda").
   std::string device() const { return original_.DeviceType(model_); }
 

@@ -26,6 +26,11 @@ bool EnvIsOne(const char* name) {
   return v && std::string(v) == "1";
 }
 
+bool EnvIsZero(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "0";
+}
+
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
@@ -47,6 +52,10 @@ DEFINE_bool(aoti_reduce_random_weights, EnvIsOne("AOTI_REDUCE_RANDOM_WEIGHTS"),
             "Once reduced, compile the repro once more with random weights of the same shape, dtype, mean and std, "
             "and keep them in repro.pt2 where the failure reproduces (report.md says which it holds). "
             "Env: AOTI_REDUCE_RANDOM_WEIGHTS=1.");
+DEFINE_bool(aoti_reduce_stage_ladder, !EnvIsZero("AOTI_REDUCE_STAGE_LADDER"),
+            "Once reduced, find the stage of the compiler at fault (a few compiles of the repro) and a workaround "
+            "verified on the original (one or two compiles of it): report.md, workaround.md. "
+            "Env: AOTI_REDUCE_STAGE_LADDER=0 turns it off.");
 DEFINE_double(aoti_reduce_hang_timeout_s, 20,
               "Reducing a hang: a candidate's compiled run that goes on this long counts as hanging (capped at the "
               "test's own --aoti_timeout_s; 0: that timeout).");
@@ -142,6 +151,7 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       ReduceOptions options;
       options.jobs = FLAGS_aoti_reduce_jobs;
       options.random_weights = FLAGS_aoti_reduce_random_weights;
+      options.stage_ladder = FLAGS_aoti_reduce_stage_ladder;
       options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
       server.precompiled_headers_dir = PrecompiledHeadersDir(options.compile_cache);
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - ProcessStart()).count();
@@ -181,7 +191,12 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
           c.test_name + ": " + r.failure_class + how + " (" + std::to_string(r.compiles) + " compiles" +
           (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") + ")" +
           (r.culprit.empty() ? "" : ", culprit " + r.culprit) + (r.budget_exhausted ? ", the best within the time budget" : "") +
-          "; repro: " + InOutputsZip(out) + " (python repro.py; bazel test :repro_test; open report.html)";
+          "; repro: " + InOutputsZip(out) + " (python repro.py; bazel test :repro_test; open report.html)" +
+          (r.stage.ran ? "; stage: " + r.stage.stage + "; workaround: " +
+                             (r.stage.workaround_verified ? r.stage.workaround_what + " (verified on the original, " +
+                                                                InOutputsZip(out) + "/workaround.md)"
+                                                          : "none verified (" + r.stage.workaround_verdict + ")")
+                       : "");
       LOG(INFO) << summary << "\n" << FormatGraph(r.minimal);
       Annotate(c.test_name, summary + "\n" + FormatGraph(r.minimal));
       ::testing::Test::RecordProperty("aoti_reduced_class" + suffix, r.failure_class);
@@ -189,6 +204,12 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       ::testing::Test::RecordProperty("aoti_nodes_after" + suffix, static_cast<int>(r.nodes_after));
       ::testing::Test::RecordProperty("aoti_compiles" + suffix, r.compiles);
       ::testing::Test::RecordProperty("aoti_repro" + suffix, InOutputsZip(out));
+      if (r.stage.ran) {
+        ::testing::Test::RecordProperty("aoti_stage" + suffix, r.stage.stage);
+        ::testing::Test::RecordProperty("aoti_workaround" + suffix,
+                                        r.stage.workaround_verified ? r.stage.merged_configs_json
+                                                                    : "none verified: " + r.stage.workaround_verdict);
+      }
     } catch (const NotReproducedError& e) {
       // Not a failure of the reduction: the shipped artifact's failure is not this
       // compiler's. Said plainly in the outputs and the property.

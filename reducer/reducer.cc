@@ -11,6 +11,7 @@
 #include <torch/headeronly/version.h>
 
 #include "harness/check.h"
+#include "harness/compiled_runner.h"
 #include "harness/interpreter.h"
 #include "harness/op_libraries.h"
 #include "harness/pt2_archive.h"
@@ -133,12 +134,14 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   // check can be a strategy's diagnosis. Not with configs other than the package's.
   std::optional<ErrorProfile> original_profile;
   bool profiled_original = false;
+  double original_run_seconds = -1;  // the package as built, run to its end (the workaround's cost)
   if (spec.failure_class.empty() && spec.inductor_configs_json.empty()) {
     CheckOptions as_built = check;
     as_built.keep_values = true;
     const CheckReport r = CheckAotiMatchesEager(spec.package, &inputs, as_built);
     original_profile = ProfileFirstFailure("the original", r, result.original.Signature().user_outputs);
     profiled_original = true;
+    if (r.outcome.ok()) original_run_seconds = r.outcome.seconds;
     if (!r.pass && r.failure_class != "preflight" && r.failure_class != "harness error") {
       oracle.SetTarget(r.failure_class, options.check_str);
       progress("the package as built fails as " + r.failure_class + " (its own compiled model, no compile)");
@@ -306,6 +309,24 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
                                                     "tries random ones");
   }
   result.compiles = oracle.compiles();
+  // The stage ladder and the workaround: their compiles counted apart from the reduction's.
+  if (options.stage_ladder && final_verdict.fails && !result.culprit.empty() && !state.OutOfTime()) {
+    StageLadderOptions ladder;
+    ladder.ladder_budget = options.ladder_budget;
+    ladder.workaround_budget = options.workaround_budget;
+    ladder.run_seconds_before = original_run_seconds;
+    if (ladder.run_seconds_before < 0 && result.failure_class == "accuracy" && archive->HasCompiledModel(model)) {
+      // What the original's compiled run costs as built (it runs to its end): one run, no compile.
+      const CompiledOutcome o = RunCompiled(spec.package, model, inputs, oracle.check().runner);
+      if (o.ok()) ladder.run_seconds_before = o.seconds;
+    }
+    result.stage = FindStageAndWorkaround(oracle, result.original, result.minimal, result.culprit, ladder,
+                                          [&] { return state.OutOfTime(); }, progress);
+  } else if (options.stage_ladder) {
+    result.stage.why_not = !final_verdict.fails ? "the repro did not fail on its final check"
+                           : result.culprit.empty() ? "the repro names no culprit node"
+                                                    : "out of time";
+  }
   result.cache_hits = oracle.cache_hits();
   result.disk_cache_hits = oracle.disk_cache_hits();
   result.compile_cache_dir = disk_cache.dir();

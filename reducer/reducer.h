@@ -22,6 +22,7 @@
 #include "reducer/compile_client.h"
 #include "reducer/error_profile.h"
 #include "reducer/reduction_state.h"
+#include "reducer/stage_ladder.h"
 
 namespace aoti {
 
@@ -92,6 +93,8 @@ struct ReduceResult {
   // Accuracy failures: the failing output's error, element by element, in the original
   // and in the repro (report.html's plots).
   std::vector<ErrorProfile> error_profiles;
+  // The stage of the compiler at fault and the workaround (ReduceOptions::stage_ladder).
+  StageReport stage;
 };
 
 // What report.md and report.html say of the final re-check and of the time: "yes",

@@ -10,6 +10,7 @@
 #include <gflags/gflags.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/check_flags.h"
 #include "harness/program_state.h"
@@ -144,6 +145,55 @@ TEST(Flaky, AReductionOfAFlakyFailureVotesAndKeepsTheOp) {
             << r.compiles << " | " << r.runs << " runs | " << static_cast<int>(r.seconds + 0.5) << " s |\n"
             << FormatGraph(r.minimal);
 }
+
+// The stage ladder and the workaround, on the planted relu bugs of the block (27 nodes):
+// the repro passes with relu as an ATen kernel and fails with the code not vectorised
+// (inductor's relu hooks break the scalar and the vector code alike), relu has no
+// decomposition to blame, and the original passes with the fallback, verified by one
+// compile. The ladder's compiles are counted apart from the reduction's.
+class StageLadder : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(StageLadder, NamesTheStageAndVerifiesTheFallbackOnTheOriginal) {
+  TempDir work("aoti_stage_ladder_test");
+  CompileServerOptions server;
+  server.python = FLAGS_python;
+  server.server_script = FLAGS_compile_server;
+  server.log_path = work.path() + "/compile_server.log";
+  CompileClient client(server);
+  ReduceSpec spec;
+  spec.package = FLAGS_packages_dir + "/" + GetParam() + ".pt2";
+  spec.check = CheckOptionsFromFlags();
+  ReduceOptions options;
+  options.stage_ladder = true;
+  const ReduceResult r = Reduce(spec, options, &client, work.path(), [](const std::string& line) {
+    std::cerr << "[reduce] " << line << "\n";
+  });
+  EXPECT_EQ(r.compiles, 2) << "the reduction's compiles, without the ladder's";
+  const StageReport& s = r.stage;
+  ASSERT_TRUE(s.ran) << s.why_not;
+  EXPECT_EQ(s.culprit_op, "aten.relu.default");
+  ASSERT_GE(s.rungs.size(), 2u);
+  EXPECT_EQ(s.rungs[0].name, "aten_fallback");
+  EXPECT_TRUE(s.rungs[0].passes) << s.rungs[0].verdict;
+  EXPECT_EQ(s.rungs[1].name, "vectorisation_off");
+  EXPECT_TRUE(s.rungs[1].fails) << s.rungs[1].verdict;
+  EXPECT_EQ(s.stage, "lowering or codegen (the scalar code too)") << s.stage_reason;
+  EXPECT_EQ(s.ladder_compiles, 2) << "the decomposition rung of an op without one costs no compile";
+  EXPECT_TRUE(s.workaround_verified) << s.workaround_verdict;
+  EXPECT_EQ(s.workaround_compiles, 1);
+  EXPECT_EQ(nlohmann::json::parse(s.workaround_configs_json),
+            nlohmann::json::parse(R"({"aoti_harness.aten_fallbacks": "[\"aten.relu.default\"]"})"));
+  const std::string md = WorkaroundMarkdown(s, GetParam());
+  EXPECT_THAT(md, ::testing::HasSubstr(R"("aoti_harness.aten_fallbacks": "[\"aten.relu.default\"]")"));
+  EXPECT_THAT(md, ::testing::HasSubstr("lowering.make_fallback(op, warn=False, override_decomp=True)"));
+  std::cout << "[aoti] | " << GetParam() << " | " << r.failure_class << " | " << s.culprit_op << " | " << s.stage
+            << " | " << s.workaround_what << " | ladder " << s.ladder_compiles << " + workaround "
+            << s.workaround_compiles << " compiles | original passes: " << (s.workaround_verified ? "yes" : "no")
+            << " |\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Planted, StageLadder, ::testing::Values("block_relu_accuracy", "block_compile_error"),
+                         [](const auto& info) { return std::string(info.param); });
 
 // Random weights: the planted relu reads a weight, so the repro keeps it; with
 // --random_weights repro.pt2 holds random values of its shape and dtype in its place (the

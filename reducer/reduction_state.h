@@ -40,6 +40,10 @@ struct ReduceOptions {
   // random_weights: once reduced, the repro is compiled once more with random weights of the
   // same shape, dtype, mean and std; repro.pt2 keeps them where the failure reproduces.
   bool random_weights = false;
+  // stage_ladder: once reduced, find the compiler's stage at fault and a workaround verified
+  // on the original (reducer/stage_ladder.h), within these compile budgets.
+  bool stage_ladder = false;
+  int ladder_budget = 4, workaround_budget = 2;
 };
 
 // DefaultJobs: compile servers this machine fits: one per two cores, two GiB of available

@@ -475,24 +475,24 @@ def compiler_errors(message, context=2, limit=40):
     return "\n".join(picked)
 
 
-# The inductor_configs key the harness reads itself and never passes to inductor: ATen
-# operators inductor must call as they are (an ATen fallback) instead of decomposing,
-# lowering and generating code for them. A workaround for a compiler bug in one operator.
+# The inductor_configs keys the harness reads itself and never passes to inductor:
+#   aoti_harness.aten_fallbacks: ATen operators inductor must call as they are (an ATen
+#     fallback) instead of decomposing, lowering and generating code for them; a workaround
+#     for a compiler bug in one operator;
+#   aoti_harness.skip_decompositions: operators whose inductor decomposition is left out
+#     (they are lowered as they are); the reducer's stage ladder uses it.
 ATEN_FALLBACKS = "aoti_harness.aten_fallbacks"
+SKIP_DECOMPOSITIONS = "aoti_harness.skip_decompositions"
+HARNESS_KEYS = (ATEN_FALLBACKS, SKIP_DECOMPOSITIONS)
 
 
-def split_configs(configs):
-    """(the configs for inductor, the operators to fall back to ATen). ContractError naming the
-    key when an aoti_harness.* key is unknown or its value is not a list of operator names."""
+def operators(configs, key):
+    """The operators configs[key] names (a JSON list of names). ContractError naming the key."""
     import torch
 
-    inductor = {k: v for k, v in configs.items() if not k.startswith("aoti_harness.")}
-    unknown = sorted(k for k in configs if k.startswith("aoti_harness.") and k != ATEN_FALLBACKS)
-    if unknown:
-        raise ContractError(f"inductor_configs {unknown}: unknown harness key(s); the harness reads {ATEN_FALLBACKS!r}")
-    names = parse_config_value(configs.get(ATEN_FALLBACKS, []))
+    names = parse_config_value(configs.get(key, []))
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise ContractError(f"inductor_configs[{ATEN_FALLBACKS!r}] = {configs[ATEN_FALLBACKS]!r}: expected a JSON list "
+        raise ContractError(f"inductor_configs[{key!r}] = {configs[key]!r}: expected a JSON list "
                             'of ATen operator names, e.g. ["aten.relu.default"]')
     ops = []
     for name in names:
@@ -504,42 +504,68 @@ def split_configs(configs):
         except (AttributeError, RuntimeError):
             op = None
         if len(parts) not in (2, 3) or not isinstance(op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
-            raise ContractError(f"inductor_configs[{ATEN_FALLBACKS!r}]: {name!r} is not an operator; expected "
+            raise ContractError(f"inductor_configs[{key!r}]: {name!r} is not an operator; expected "
                                 "<namespace>.<op>[.<overload>], e.g. aten.relu.default")
         ops.append(op)
-    if ops:
-        # Inductor's caches do not know about the fallbacks: a cached compile of the same
-        # graph without them must not be reused.
+    return ops
+
+
+def overloads(op):
+    return [getattr(op, name) for name in op.overloads()] if hasattr(op, "overloads") else [op]
+
+
+def split_configs(configs):
+    """(the configs for inductor, the operators to fall back to ATen, the operators whose
+    decomposition is left out). ContractError naming the key when an aoti_harness.* key is
+    unknown, its value is not a list of operator names, or an operator to skip the
+    decomposition of has none."""
+    inductor = {k: v for k, v in configs.items() if not k.startswith("aoti_harness.")}
+    unknown = sorted(k for k in configs if k.startswith("aoti_harness.") and k not in HARNESS_KEYS)
+    if unknown:
+        raise ContractError(f"inductor_configs {unknown}: unknown harness key(s); the harness reads {list(HARNESS_KEYS)}")
+    fallbacks, undecomposed = operators(configs, ATEN_FALLBACKS), operators(configs, SKIP_DECOMPOSITIONS)
+    if undecomposed:
+        from torch._inductor.decomposition import select_decomp_table
+
+        table = select_decomp_table()
+        for op in undecomposed:
+            if not any(o in table for o in overloads(op)):
+                raise ContractError(f"inductor_configs[{SKIP_DECOMPOSITIONS!r}]: {op} has no decomposition in inductor's "
+                                    "table: no decomposition to leave out")
+    if fallbacks or undecomposed:
+        # Inductor's caches do not know about these: a cached compile of the same graph
+        # without them must not be reused.
         inductor["force_disable_caches"] = True
-    return inductor, ops
+    return inductor, fallbacks, undecomposed
 
 
 class AtenFallbacks:
-    """For one compile, `ops` are called as ATen kernels (inductor's make_fallback, their
-    decompositions left out); inductor's tables are restored afterwards, so the next compile
-    in the same process (the compile server's) is unaffected."""
+    """For one compile, `fallbacks` are called as ATen kernels (inductor's make_fallback,
+    their decompositions left out) and `undecomposed` lose their decompositions only;
+    inductor's tables are restored afterwards, so the next compile in the same process (the
+    compile server's) is unaffected."""
 
-    def __init__(self, ops):
-        self.ops = ops
+    def __init__(self, fallbacks, undecomposed=()):
+        self.fallbacks, self.undecomposed = list(fallbacks), list(undecomposed)
 
     def __enter__(self):
-        if not self.ops:
+        if not (self.fallbacks or self.undecomposed):
             return self
         from torch._inductor import decomposition, lowering
 
         self.saved = [(table, table.copy()) for table in (
             lowering.lowerings, lowering.fallbacks, lowering.needs_realized_inputs, lowering._maybe_layout_constraints,
             decomposition.decompositions)]
-        for op in self.ops:
-            overloads = [getattr(op, name) for name in op.overloads()] if hasattr(op, "overloads") else [op]
-            for overload in overloads:
+        for op in self.fallbacks + self.undecomposed:
+            for overload in overloads(op):
                 decomposition.decompositions.pop(overload, None)
+        for op in self.fallbacks:
             lowering.make_fallback(op, warn=False, override_decomp=True)
         decomposition.fast_random_decomps.cache_clear()
         return self
 
     def __exit__(self, *exc):
-        if not self.ops:
+        if not (self.fallbacks or self.undecomposed):
             return False
         from torch._inductor import decomposition
 
@@ -613,10 +639,10 @@ def compile_aoti(ep, configs, pt2_path):
     import torch
 
     start = time.time()
-    inductor_configs, fallbacks = split_configs(configs)
+    inductor_configs, fallbacks, undecomposed = split_configs(configs)
     provenance = KernelInformation(configs)
     try:
-        with provenance, AtenFallbacks(fallbacks):
+        with provenance, AtenFallbacks(fallbacks, undecomposed):
             torch._inductor.aoti_compile_and_package(
                 ep, package_path=pt2_path, inductor_configs=inductor_configs)
         record = {"status": "ok", "seconds": round(time.time() - start, 3)}
