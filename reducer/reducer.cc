@@ -320,7 +320,8 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
       const CompiledOutcome o = RunCompiled(spec.package, model, inputs, oracle.check().runner);
       if (o.ok()) ladder.run_seconds_before = o.seconds;
     }
-    result.stage = FindStageAndWorkaround(oracle, result.original, result.minimal, result.culprit, ladder,
+    // The original as the sanity check compiled it (its call signature flat, as every candidate's).
+    result.stage = FindStageAndWorkaround(oracle, start_program, result.minimal, result.culprit, ladder,
                                           [&] { return state.OutOfTime(); }, progress);
   } else if (options.stage_ladder) {
     result.stage.why_not = !final_verdict.fails ? "the repro did not fail on its final check"

@@ -357,6 +357,25 @@ std::string ReportHtml(const ReduceResult& r, const ReduceSpec& spec, const std:
   }
   h << "<tr><td></td><td>final check</td><td>the repro, compiled and run again</td><td>" << r.nodes_after
     << "</td><td>" << r.compiles << "</td><td>" << Number(r.seconds, "%.1f") << " s</td></tr></table>\n";
+  if (r.stage.ran) {
+    const StageReport& st = r.stage;
+    h << "<h2>Stage and workaround</h2>\n<p id=\"stage\"><b>" << Escape(st.stage) << "</b>: " << Escape(st.stage_reason)
+      << ".</p>\n<table id=\"ladder\"><tr><th>rung</th><th>what</th><th>the repro</th><th>time</th></tr>\n";
+    for (const auto& rung : st.rungs) {
+      h << "<tr><td>" << Escape(rung.name) << "</td><td>" << Escape(rung.what) << "</td><td>" << Escape(rung.verdict)
+        << "</td><td>" << Number(rung.seconds, "%.1f") << " s</td></tr>\n";
+    }
+    h << "</table>\n<p class=\"note\">" << st.ladder_compiles << " compile(s) of the repro (budget " << st.ladder_budget
+      << "), " << st.workaround_compiles << " of the original (budget " << st.workaround_budget << ").</p>\n";
+    if (st.workaround_verified) {
+      h << "<p id=\"workaround\">Workaround, verified on the original: <b>" << Escape(st.workaround_what)
+        << "</b>. The model's inductor configs with it (the exact <code>aoti_package</code> line and the Python form: "
+           "<code>workaround.md</code>):</p>\n<pre>"
+        << Escape(st.merged_configs_json) << "</pre>\n";
+    } else {
+      h << "<p id=\"workaround\">No workaround verified: " << Escape(st.workaround_verdict) << ".</p>\n";
+    }
+  }
   h << "<h2>Original graph</h2>\n";
   if (!original_svg.empty()) {
     h << "<p class=\"note\">" << r.nodes_before << " nodes; the " << r.nodes_after
