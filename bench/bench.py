@@ -140,7 +140,10 @@ def run_ours(p, package, work, args, env):
     runfiles = os.path.join(args.bin, "reducer", "aoti_reduce.runfiles", "aoti_harness")
     cmd = [os.path.join(args.bin, "reducer", "aoti_reduce"), "minify", f"--package={package}", f"--out={out}",
            f"--aoti_runner={os.path.join(args.bin, 'harness', 'aoti_runner')}", f"--python={args.python}",
-           f"--aoti_compile_cache_dir={cache}", "--jobs=1"]
+           f"--aoti_compile_cache_dir={cache}", "--jobs=1",
+           # The reduction against upstream's: the stage ladder after it has no upstream
+           # counterpart (its figures: RESULTS.md's own section).
+           "--stage_ladder=false"]
     if p["crash"]:
         cmd += [f"--aoti_op_libraries={args.op_library}", "--aoti_runner_env=AOTI_TEST_NULL_DEREF=1"]
     if p["mode"] != "none":

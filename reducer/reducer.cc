@@ -309,7 +309,8 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
                                                     "tries random ones");
   }
   result.compiles = oracle.compiles();
-  // The stage ladder and the workaround: their compiles counted apart from the reduction's.
+  // The stage ladder and the workaround: their compiles and time counted apart from the reduction's.
+  const auto reduced_at = std::chrono::steady_clock::now();
   if (options.stage_ladder && final_verdict.fails && !result.culprit.empty() && !state.OutOfTime()) {
     StageLadderOptions ladder;
     ladder.ladder_budget = options.ladder_budget;
@@ -323,6 +324,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
     // The original as the sanity check compiled it (its call signature flat, as every candidate's).
     result.stage = FindStageAndWorkaround(oracle, start_program, result.minimal, result.culprit, ladder,
                                           [&] { return state.OutOfTime(); }, progress);
+    result.stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reduced_at).count();
   } else if (options.stage_ladder) {
     result.stage.why_not = !final_verdict.fails ? "the repro did not fail on its final check"
                            : result.culprit.empty() ? "the repro names no culprit node"
@@ -339,7 +341,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   result.compile_seconds = oracle.compile_seconds();
   result.log = state.log();
   result.checkpoints = state.accepted();
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(reduced_at - start).count();
   return result;
 }
 

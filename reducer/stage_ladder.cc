@@ -304,14 +304,16 @@ json StageJson(const StageReport& s) {
           {"workaround_compiles", s.workaround_compiles},
           {"workaround_budget", s.workaround_budget},
           {"run_seconds_before", s.run_seconds_before},
-          {"run_seconds_after", s.run_seconds_after}};
+          {"run_seconds_after", s.run_seconds_after},
+          {"seconds", s.seconds}};
 }
 
 std::string StageMarkdown(const StageReport& s) {
   if (!s.ran) return s.why_not.empty() ? "" : "## Stage\n\nNot found: " + s.why_not + ".\n\n";
   std::ostringstream md;
   md << "## Stage\n\n**" << s.stage << "**: " << s.stage_reason << ".\n\n"
-     << "The ladder compiled the repro " << s.ladder_compiles << " time(s) (budget " << s.ladder_budget << "):\n\n"
+     << "The ladder compiled the repro " << s.ladder_compiles << " time(s) (budget " << s.ladder_budget
+     << "); the ladder and the workaround took " << Seconds(s.seconds) << ", apart from the reduction's time:\n\n"
      << "| rung | what | repro | time |\n| --- | --- | --- | ---: |\n";
   for (const auto& rung : s.rungs) {
     md << "| " << rung.name << " | " << rung.what << " | " << rung.verdict << " | " << Seconds(rung.seconds) << " |\n";

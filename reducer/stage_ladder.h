@@ -58,6 +58,7 @@ struct StageReport {
   std::string merged_configs_json;
   double run_seconds_before = -1, run_seconds_after = -1;  // the original's compiled run; -1: unknown
   int workaround_compiles = 0, workaround_budget = 0;
+  double seconds = 0;  // the ladder and the workaround together (not in the reduction's time)
 };
 
 struct StageLadderOptions {

@@ -256,7 +256,7 @@ if s.get("run_seconds_after", -1) >= 0:
     cost = f"{s['run_seconds_after']:.2f} s" + (f" (as built {s['run_seconds_before']:.2f} s)" if s.get("run_seconds_before", -1) >= 0 else "")
 print(" | ".join([s.get("culprit_op", "-"), s.get("stage", "-"), s.get("workaround_what") or "none",
                   str(s.get("ladder_compiles", "-")), str(s.get("workaround_compiles", "-")),
-                  "yes" if s.get("workaround_verified") else "no", cost]) + ("\tPROBLEM: " + "; ".join(problems) if problems else ""))
+                  "yes" if s.get("workaround_verified") else "no", cost, f"{s.get('seconds', 0):.0f} s"]) + ("\tPROBLEM: " + "; ".join(problems) if problems else ""))
 PY
 )"
   [[ "$stage_row" != *PROBLEM* ]] || fail "$c: ${stage_row#*PROBLEM: }"
@@ -334,8 +334,8 @@ if ((${#rows[@]})); then
 fi
 if ((${#stage_rows[@]})); then
   echo
-  echo "| case | culprit | stage | workaround | ladder compiles | workaround compiles | original passes with it | compiled run with it |"
-  echo "| --- | --- | --- | --- | ---: | ---: | --- | --- |"
+  echo "| case | culprit | stage | workaround | ladder compiles | workaround compiles | original passes with it | compiled run with it | ladder + workaround |"
+  echo "| --- | --- | --- | --- | ---: | ---: | --- | --- | ---: |"
   printf '%s\n' "${stage_rows[@]}"
 fi
 if ((${#not_rows[@]})); then
