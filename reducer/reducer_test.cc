@@ -31,6 +31,15 @@ namespace {
 
 using ::testing::Contains;
 
+// ServerIn: the compile server of a test, its log in the test's work directory.
+CompileServerOptions ServerIn(const TempDir& work) {
+  CompileServerOptions server;
+  server.python = FLAGS_python;
+  server.server_script = FLAGS_compile_server;
+  server.log_path = work.path() + "/compile_server.log";
+  return server;
+}
+
 struct Scenario {
   const char* name;      // also the package name: <packages_dir>/<name>.pt2
   const char* failure_class;
@@ -50,10 +59,7 @@ TEST_P(ReduceScenario, ReducesToTheBuggyNode) {
   const Scenario& s = GetParam();
   ASSERT_FALSE(FLAGS_python.empty()) << "--python is required";
   TempDir work("aoti_reduce_test");
-  CompileServerOptions server;
-  server.python = FLAGS_python;
-  server.server_script = FLAGS_compile_server;
-  server.log_path = work.path() + "/compile_server.log";
+  CompileServerOptions server = ServerIn(work);
   if (!FLAGS_op_library.empty()) server.op_libraries = {FLAGS_op_library};
   CompileClient client(server);
   ReduceSpec spec;
@@ -120,10 +126,7 @@ INSTANTIATE_TEST_SUITE_P(
 // reduction still ends at the op.
 TEST(Flaky, AReductionOfAFlakyFailureVotesAndKeepsTheOp) {
   TempDir work("aoti_reduce_flaky_test");
-  CompileServerOptions server;
-  server.python = FLAGS_python;
-  server.server_script = FLAGS_compile_server;
-  server.log_path = work.path() + "/compile_server.log";
+  CompileServerOptions server = ServerIn(work);
   server.op_libraries = {FLAGS_op_library};
   CompileClient client(server);
   ReduceSpec spec;
@@ -155,10 +158,7 @@ class StageLadder : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(StageLadder, NamesTheStageAndVerifiesTheFallbackOnTheOriginal) {
   TempDir work("aoti_stage_ladder_test");
-  CompileServerOptions server;
-  server.python = FLAGS_python;
-  server.server_script = FLAGS_compile_server;
-  server.log_path = work.path() + "/compile_server.log";
+  CompileServerOptions server = ServerIn(work);
   CompileClient client(server);
   ReduceSpec spec;
   spec.package = FLAGS_packages_dir + "/" + GetParam() + ".pt2";
@@ -200,10 +200,7 @@ INSTANTIATE_TEST_SUITE_P(Planted, StageLadder, ::testing::Values("block_relu_acc
 // failure reproduces with them), and report.md says so.
 TEST(RandomWeights, TheReproHoldsRandomWeightsWhereTheFailureReproduces) {
   TempDir work("aoti_reduce_random_weights_test");
-  CompileServerOptions server;
-  server.python = FLAGS_python;
-  server.server_script = FLAGS_compile_server;
-  server.log_path = work.path() + "/compile_server.log";
+  CompileServerOptions server = ServerIn(work);
   CompileClient client(server);
   ReduceSpec spec;
   spec.package = FLAGS_packages_dir + "/weight_relu_accuracy.pt2";
