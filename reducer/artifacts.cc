@@ -449,14 +449,8 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   build << "# The reducer's repro as a harness test: bazel test :repro_test (it fails while the bug is there).\n"
         << "load(\"@aoti_harness//harness:defs.bzl\", \"aoti_model_test\", \"aoti_package\")\n\n"
         << "aoti_package(\n    name = \"repro\",\n    program = \"repro.pt2\",\n"
-        << "    model_name = " << Starlark(r.model) << ",\n    inductor_configs = {";
-  const json configs = json::parse(r.inductor_configs_json);
-  bool first = true;
-  for (const auto& [k, v] : configs.items()) {
-    build << (first ? "" : ", ") << Starlark(k) << ": " << Starlark(v.is_string() ? v.get<std::string>() : JsonText(v));
-    first = false;
-  }
-  build << "},\n";
+        << "    model_name = " << Starlark(r.model) << ",\n    inductor_configs = "
+        << StarlarkConfigs(json::parse(r.inductor_configs_json)) << ",\n";
   if (!libraries.empty()) build << "    op_libraries = [" << libraries << "],\n";
   // A GPU repro builds and runs only with a GPU: tagged so that a build without one
   // leaves it out (the harness' .bazelrc; bazel test --config=cuda runs it).

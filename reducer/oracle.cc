@@ -362,26 +362,35 @@ std::string Oracle::MergedConfigs(const std::string& extra_configs_json) const {
   return configs.dump();
 }
 
-Verdict Oracle::Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json,
-                         const std::vector<std::pair<std::string, std::string>>& run_env) {
-  const std::string key = VariantKey(form, extra_configs_json);
-  const CompileResult c = Compile(form, key, MergedConfigs(extra_configs_json));
+Verdict Oracle::JudgeVariant(const Program& candidate, const Program& form, const std::string& extra_configs_json,
+                             const std::vector<std::pair<std::string, std::string>>& run_env, CompiledOutcome* outcome,
+                             bool* ran) {
+  *ran = false;
+  const CompileResult c = Compile(form, VariantKey(form, extra_configs_json), MergedConfigs(extra_configs_json));
   if (std::optional<Verdict> no_archive = NotCompiled(c)) return *no_archive;
   size_t own_outputs = 0;
   for (const auto& s : candidate.output_specs) own_outputs += s.kind == OutputKind::kUserOutput;
+  *ran = true;
+  return Judge(form, c.out, own_outputs, outcome, run_env);
+}
+
+Verdict Oracle::Diagnose(const Program& candidate, const Program& form, const std::string& extra_configs_json,
+                         const std::vector<std::pair<std::string, std::string>>& run_env) {
   CompiledOutcome outcome;
-  const Verdict v = Judge(form, c.out, own_outputs, &outcome, run_env);
+  bool ran = false;
+  const Verdict v = JudgeVariant(candidate, form, extra_configs_json, run_env, &outcome, &ran);
   // Kept only when it showed the failure: else the strategies diagnose as usual.
-  if (v.fails || (target_class_.empty() && !v.failure_class.empty())) diagnosed_[key] = std::move(outcome);
+  if (ran && (v.fails || (target_class_.empty() && !v.failure_class.empty()))) {
+    diagnosed_[VariantKey(form, extra_configs_json)] = std::move(outcome);
+  }
   return v;
 }
 
 Verdict Oracle::TestWithConfigs(const Program& candidate, const std::string& extra_configs_json, double* run_seconds) {
-  const CompileResult c = Compile(candidate, VariantKey(candidate, extra_configs_json), MergedConfigs(extra_configs_json));
-  if (std::optional<Verdict> no_archive = NotCompiled(c)) return *no_archive;
   CompiledOutcome outcome;
-  const Verdict v = Judge(candidate, c.out, 0, &outcome);
-  if (run_seconds) *run_seconds = outcome.seconds;
+  bool ran = false;
+  const Verdict v = JudgeVariant(candidate, candidate, extra_configs_json, {}, &outcome, &ran);
+  if (run_seconds && ran) *run_seconds = outcome.seconds;
   return v;
 }
 

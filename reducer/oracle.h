@@ -149,6 +149,12 @@ class Oracle {
   // (0: all), `outcome` (optional) gets the compiled run.
   Verdict Judge(const Program& candidate, const std::string& archive, size_t judged_outputs = 0,
                 CompiledOutcome* outcome = nullptr, const std::vector<std::pair<std::string, std::string>>& run_env = {});
+  // JudgeVariant: `form` compiled with extra configs and judged on `candidate`'s own user
+  // outputs (Diagnose's and TestWithConfigs' shared step); `ran`: whether it was compiled
+  // and run (false when it left no archive), `outcome` then that run.
+  Verdict JudgeVariant(const Program& candidate, const Program& form, const std::string& extra_configs_json,
+                       const std::vector<std::pair<std::string, std::string>>& run_env, CompiledOutcome* outcome,
+                       bool* ran);
   // NotCompiled: the verdict on a candidate that left no archive to run (torch.export
   // could not load it, or the server timed out or died); nullopt when there is one.
   static std::optional<Verdict> NotCompiled(const CompileResult& c);

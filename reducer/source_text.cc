@@ -108,4 +108,15 @@ std::string CommentBlock(const std::string& text, const std::string& prefix) {
   return out;
 }
 
+std::string StarlarkConfigs(const nlohmann::json& configs) {
+  std::string out = "{";
+  for (const auto& [k, v] : configs.items()) {
+    const std::string text =
+        v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out += (out.size() > 1 ? ", " : "") + StringLiteral(k, SourceLanguage::kStarlark) + ": " +
+           StringLiteral(text, SourceLanguage::kStarlark);
+  }
+  return out + "}";
+}
+
 }  // namespace aoti

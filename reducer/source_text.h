@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace aoti {
 
 enum class SourceLanguage { kPython, kCpp, kStarlark };
@@ -18,6 +20,11 @@ enum class SourceLanguage { kPython, kCpp, kStarlark };
 //   C++, Starlark: \n \r \t, and every other byte as a three-digit octal escape (Bazel
 //             reads BUILD files byte for byte, so the bytes come back as they were).
 std::string StringLiteral(const std::string& text, SourceLanguage language);
+
+// StarlarkConfigs: inductor configs (a JSON object) as aoti_package's `inductor_configs`
+// dict: {"key": "value", ...}, a string value as it is, any other as its JSON text (a
+// string that is not valid UTF-8 written with U+FFFD where the bad bytes were).
+std::string StarlarkConfigs(const nlohmann::json& configs);
 
 // CommentLine: `text` made safe for one line of a comment in any of the three: control
 // characters (a lone carriage return among them) and bytes that are not valid UTF-8 are

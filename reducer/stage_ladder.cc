@@ -186,13 +186,14 @@ StageReport FindStageAndWorkaround(Oracle& oracle, const Program& original, cons
     int tried = 0;
     const std::vector<Switch> switches = Switches(package_configs);
     for (const Switch& s : switches) {
-      const LadderRung* rung = ladder.Run(minimal, s.key, Configs(s.key, s.value), s.key + "=" + s.value.dump());
+      const std::string what = s.key + "=" + s.value.dump();
+      const LadderRung* rung = ladder.Run(minimal, s.key, Configs(s.key, s.value), what);
       if (!rung) break;
       tried += rung->fails;
       if (rung->passes) {
-        workarounds.push_back({rung->configs_json, s.key + "=" + s.value.dump()});
+        workarounds.push_back({rung->configs_json, what});
         r.stage = s.stage;
-        r.stage_reason = "the repro passes with " + s.key + "=" + s.value.dump();
+        r.stage_reason = "the repro passes with " + what;
         break;
       }
     }
@@ -244,17 +245,6 @@ StageReport FindStageAndWorkaround(Oracle& oracle, const Program& original, cons
 }
 
 namespace {
-
-std::string StarlarkDict(const json& configs) {
-  std::string out = "{";
-  bool first = true;
-  for (const auto& [k, v] : configs.items()) {
-    out += (first ? "" : ", ") + StringLiteral(k, SourceLanguage::kStarlark) + ": " +
-           StringLiteral(v.is_string() ? v.get<std::string>() : v.dump(), SourceLanguage::kStarlark);
-    first = false;
-  }
-  return out + "}";
-}
 
 // Python's inductor_configs, typed, without the harness's own keys.
 std::string PythonDict(const json& configs) {
@@ -342,7 +332,7 @@ std::string WorkaroundMarkdown(const StageReport& s, const std::string& model_la
   const json merged = json::parse(s.merged_configs_json);
   md << "**" << s.workaround_what << "**: the original program compiled with it passes its check (verified by "
      << s.workaround_compiles << " compile(s)). Cost: " << CostText(s) << ".\n\n"
-     << "## In the model repository (`aoti_package`)\n\n```starlark\n    inductor_configs = " << StarlarkDict(merged)
+     << "## In the model repository (`aoti_package`)\n\n```starlark\n    inductor_configs = " << StarlarkConfigs(merged)
      << ",\n```\n\n## In Python (`aoti_compile_and_package`)\n\n```python\n";
   const json workaround = json::parse(s.workaround_configs_json);
   if (workaround.contains(kAtenFallbacks)) {

@@ -148,6 +148,15 @@ std::set<std::string> WorkedOperators(const Program& p, const FailedKernel& f) {
   return ops;
 }
 
+// The nodes of `kernel` (its call `call`) as the record has them; without them, those its
+// name carries (`recorded` says which).
+std::vector<size_t> NodesOf(const Program& p, const KernelProvenance& provenance, const std::string& kernel, int call,
+                            bool* recorded) {
+  std::vector<size_t> nodes = KernelNodes(p, provenance, kernel, call);
+  *recorded = !nodes.empty();
+  return *recorded ? nodes : NodesForKernel(p, kernel);
+}
+
 }  // namespace
 
 std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
@@ -179,8 +188,8 @@ bool LocalizeKernel(ReductionState& state) {
   if (f.unprinted_after) {
     // The first custom-op call after the last kernel that finished.
     nodes = UnprintedCallNodes(p);
-    std::vector<size_t> before = KernelNodes(p, f.provenance, *f.unprinted_after);
-    if (before.empty()) before = NodesForKernel(p, *f.unprinted_after);
+    bool before_recorded = false;
+    const std::vector<size_t> before = NodesOf(p, f.provenance, *f.unprinted_after, -1, &before_recorded);
     if (!before.empty()) {
       auto after = std::find_if(nodes.begin(), nodes.end(), [&](size_t i) { return i > before.front(); });
       if (after != nodes.end()) nodes.erase(nodes.begin(), after);
@@ -194,9 +203,7 @@ bool LocalizeKernel(ReductionState& state) {
     state.Progress("  localize_kernel: " + f.why + "; falling back to the search");
     return false;
   } else {
-    nodes = KernelNodes(p, f.provenance, kernel, f.call);
-    recorded = !nodes.empty();
-    if (!recorded) nodes = NodesForKernel(p, kernel);
+    nodes = NodesOf(p, f.provenance, kernel, f.call, &recorded);
   }
   if (nodes.empty()) {
     state.Progress("  localize_kernel: kernel " + kernel + (f.provenance.empty() ? " (no provenance record)" : " (not in the provenance record)") +
