@@ -19,14 +19,10 @@
 #include "harness/preflight.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_io.h"
+#include "harness/strings.h"
 
 namespace aoti {
 namespace {
-
-std::string AbsolutePath(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
 
 // RandomNodes: the program's nodes whose operator draws random numbers (tagged
 // nondeterministic_seeded in this wheel: randn_like, rand, bernoulli, native_dropout,
@@ -162,217 +158,268 @@ struct References {
   std::string fp64_note, fp64_device;
 };
 
-// CheckOnce: the four steps, with one compiled run; with `refs` already filled, the
-// compiled run is judged by them, else they are filled.
-CheckReport CheckOnce(const std::string& package, const std::vector<at::Tensor>* given, const CheckOptions& options,
-                      References* refs) {
+// One check in progress: what its steps share. A step that fails fills `r` (Fail) and
+// returns false; the check ends there.
+struct Checking {
+  const std::string& package;
+  const std::vector<at::Tensor>* given;
+  const CheckOptions& options;
   CheckReport r;
-  std::string what = package + (options.model.empty() ? "" : " model '" + options.model + "'");
+  std::string what;  // the package and model, as messages name them
   std::unique_ptr<Pt2Archive> archive;
-  std::vector<at::Tensor> inputs;
-  std::unique_ptr<Interpreter> eager, fp64;
   std::map<std::string, std::string> metadata;
+  std::string device = "cpu";
+  std::vector<at::Tensor> inputs;
+  std::unique_ptr<Interpreter> eager;
+
+  bool Failed(std::string failure_class, std::string message) {
+    r = Fail(std::move(r), std::move(failure_class), std::move(message));
+    return false;
+  }
+};
+
+bool OpenPackage(Checking& c) {
+  c.what = c.package + (c.options.model.empty() ? "" : " model '" + c.options.model + "'");
   try {
-    archive = Pt2Archive::Open(package);
-    const auto& manifest = archive->Manifest();
+    c.archive = Pt2Archive::Open(c.package);
+    const auto& manifest = c.archive->Manifest();
     if (manifest && manifest->compile.status == "export_error") {
       // No program to run: torch.export failed when the package was built.
-      return Fail(std::move(r), "export error",
-                  what + ": torch.export failed when the package was built (" + manifest->compile.error_type + "):\n" +
-                      manifest->compile.error_message);
+      return c.Failed("export error", c.what + ": torch.export failed when the package was built (" +
+                                          manifest->compile.error_type + "):\n" + manifest->compile.error_message);
     }
-    r.model = archive->ResolveModelName(options.model);
-    what = package + " model '" + r.model + "'";
-    if (archive->HasCompiledModel(r.model)) metadata = archive->AotiMetadata(r.model);
+    c.r.package_name = c.archive->DisplayName();
+    c.r.model = c.archive->ResolveModelName(c.options.model);
+    c.what = c.package + " model '" + c.r.model + "'";
+    if (c.archive->HasCompiledModel(c.r.model)) c.metadata = c.archive->AotiMetadata(c.r.model);
   } catch (const HarnessError& e) {
-    return Fail(std::move(r), "harness error", e.what());
+    return c.Failed("harness error", e.what());
   }
-  // 1. Preflight: the package against this host first. A CUDA package on a host without
-  // CUDA stops here, before its inputs and weights are placed on a device it lacks.
-  std::string device = "cpu";
-  if (!metadata.empty()) {
-    auto it = metadata.find("AOTI_DEVICE_KEY");
-    if (it != metadata.end()) device = it->second;
-    const std::vector<std::string> host_problems = CheckPackageAgainstHost(
-        metadata, DetectHost(), archive->Manifest() ? archive->Manifest()->cuda_version : "");
-    if (!host_problems.empty()) {
-      r.preflight_problems = host_problems;
-      std::string msg = what + ": preflight found " + std::to_string(host_problems.size()) +
-                        " problem(s) with the package on this host (its inputs were not checked):";
-      for (const auto& p : host_problems) msg += "\n  " + p;
-      return Fail(std::move(r), "preflight", msg);
+  return true;
+}
+
+// PreflightProblems: the preflight's verdict, its problems listed under `header`.
+bool PreflightProblems(Checking& c, const std::vector<std::string>& problems, const std::string& header) {
+  if (problems.empty()) return true;
+  c.r.preflight_problems = problems;
+  std::string msg = c.what + ": preflight found " + std::to_string(problems.size()) + " problem(s)" + header + ":";
+  for (const auto& p : problems) msg += "\n  " + p;
+  return c.Failed("preflight", msg);
+}
+
+// PreflightHost: the package against this host first. A CUDA package on a host without
+// CUDA stops here, before its inputs and weights are placed on a device it lacks.
+bool PreflightHost(Checking& c) {
+  if (c.metadata.empty()) return true;
+  auto it = c.metadata.find("AOTI_DEVICE_KEY");
+  if (it != c.metadata.end()) c.device = it->second;
+  return PreflightProblems(
+      c,
+      CheckPackageAgainstHost(c.metadata, DetectHost(), c.archive->Manifest() ? c.archive->Manifest()->cuda_version : ""),
+      " with the package on this host (its inputs were not checked)");
+}
+
+// LoadEager: the inputs and the eager interpreter (custom operators the program calls from
+// the test's op libraries unless linked in), then the inputs against the program.
+bool LoadEager(Checking& c) {
+  try {
+    c.inputs = c.given ? *c.given : c.archive->SampleInputs();
+    EnsureOperators(Program::Parse(c.archive->ProgramJson(c.r.model), c.package), c.options.runner);
+    c.eager = Interpreter::FromArchive(*c.archive, c.r.model);
+  } catch (const HarnessError& e) {
+    return c.Failed("harness error", e.what());
+  }
+  return PreflightProblems(c, CheckInputs(c.eager->program(), c.inputs, c.device), "");
+}
+
+bool RunCompiledModel(Checking& c) {
+  c.r.outcome = RunCompiled(AbsolutePath(c.package), c.r.model, c.inputs, c.options.runner);
+  const CompiledOutcome& o = c.r.outcome;
+  if (o.ok()) return true;
+  if (o.kind == OutcomeKind::kSignal) {
+    return c.Failed(o.Summary().substr(0, o.Summary().find(" (")), c.what + ": " + o.message);
+  }
+  return c.Failed(OutcomeKindName(o.kind), c.what + ": the compiled model failed: " + o.Summary());
+}
+
+// RunEager: eager twice, to see whether the model itself is random (a second run only where
+// the first left the program's state as it found it).
+bool RunEager(Checking& c, const std::vector<std::string>& random_nodes, std::vector<at::Tensor>* eager_out) {
+  const Program& program = c.eager->program();
+  const int64_t seed = c.options.runner.seed;
+  std::vector<at::Tensor> again;
+  try {
+    if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
+    *eager_out = c.eager->RunTensors(c.inputs);
+    if (!MutatesState(program)) {
+      if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
+      again = c.eager->RunTensors(c.inputs);
     }
+  } catch (const HarnessError& e) {
+    return c.Failed("harness error", c.what + ": the eager interpreter failed: " + e.what());
+  }
+  size_t differs = 0;
+  double by = 0;
+  const bool varies = !again.empty() && !SameValues(*eager_out, again, &differs, &by);
+  if (!varies && !(!random_nodes.empty() && seed < 0 && again.empty())) return true;
+  c.r.random_nodes = random_nodes;
+  const auto names = program.Signature().user_outputs;
+  std::string ops;
+  for (const auto& n : random_nodes) ops += (ops.empty() ? "" : ", ") + n;
+  return c.Failed(
+      "nondeterministic",
+      c.what + ": the model is random" + (ops.empty() ? std::string("") : ": it draws random numbers in " + ops) +
+          (varies ? std::string(ops.empty() ? "" : ";") + " two eager runs on the same inputs" +
+                        (seed >= 0 ? " seeded alike" : "") + " differ at output " + std::to_string(differs) + " '" +
+                        (differs < names.size() ? names[differs] : "?") + "' by up to " + std::to_string(by)
+                  : std::string("")) +
+          ". Eager, float64 and the compiled model draw other numbers, so no rule can judge it, and it is "
+          "not reduced. To check it, compile it with inductor_configs {\"fallback_random\": \"true\"} and seed "
+          "the check (--aoti_seed=0): the compiled model and eager then draw the same numbers.");
+}
+
+// AgreesWithRecorded: Python eager, recorded when the package was built, is a second
+// reference for the interpreter on the sample inputs: where they disagree the failure is
+// the harness', not AOTI's.
+bool AgreesWithRecorded(Checking& c, const std::vector<at::Tensor>& eager_out) {
+  const auto& manifest = c.archive->Manifest();
+  if (!manifest || manifest->eager_outputs.empty() || manifest->eager_outputs.size() != eager_out.size() ||
+      (c.given && !SameValues(*c.given, c.archive->SampleInputsOnCpu()))) {
+    return true;
+  }
+  std::string disagreement;
+  try {
+    disagreement =
+        DisagreementWithRecorded(eager_out, c.archive->RecordedEagerOutputs(), c.eager->program().Signature().user_outputs);
+  } catch (const HarnessError& e) {
+    disagreement = std::string("the recorded outputs cannot be read: ") + e.what();
+  }
+  if (disagreement.empty()) return true;
+  return c.Failed("harness disagreement",
+                  c.what + ": the harness' eager interpreter disagrees with the Python eager outputs the package "
+                           "recorded when it was built, at " + disagreement +
+                      ". The failure is the harness', not AOTI's: nothing is judged or reduced. Please report it to "
+                      "aoti_harness with the package.");
+}
+
+// RunFp64: only the float64 RMSE rule needs a float64 run. When it fails, the rule falls
+// back to eager as the reference, as upstream's same_two_models does, and the report says
+// so. A seeded random model has none: float64 draws other numbers even seeded alike.
+std::vector<at::Tensor> RunFp64(Checking& c, bool seeded_random) {
+  if (c.options.accuracy.mode != AccuracyMode::kFp64Rmse) return {};
+  if (seeded_random) {
+    c.r.fp64_note = "no float64 reference (the model draws random numbers, and a float64 run draws others even seeded "
+                    "alike); judged against eager, seeded alike";
+    return {};
   }
   try {
-    inputs = given ? *given : archive->SampleInputs();
-    // Custom operators the program calls: from the test's op libraries unless linked in.
-    EnsureOperators(Program::Parse(archive->ProgramJson(r.model), package), options.runner);
-    eager = Interpreter::FromArchive(*archive, r.model);
+    InterpreterOptions o64;
+    o64.fp64 = true;
+    // On the package's device where it computes in float64 (the CPU, CUDA), else on the
+    // CPU; the report says which.
+    const c10::Device run_on = c.inputs.empty() || !c.inputs[0].defined() ? c10::Device(c10::kCPU) : c.inputs[0].device();
+    if (!SupportsFloat64(run_on.type())) o64.device = "cpu";
+    c.r.fp64_device = o64.device.empty() ? run_on.str() : o64.device;
+    return Interpreter::FromArchive(*c.archive, c.r.model, o64)->RunTensors(c.inputs);
   } catch (const HarnessError& e) {
-    return Fail(std::move(r), "harness error", e.what());
+    c.r.fp64_note = std::string("no float64 reference (the float64 run failed: ") + e.what() +
+                    "); judged against eager, as upstream does";
+    return {};
   }
-  std::vector<std::string> problems = CheckInputs(eager->program(), inputs, device);
-  if (!problems.empty()) {
-    r.preflight_problems = problems;
-    std::string msg = what + ": preflight found " + std::to_string(problems.size()) + " problem(s):";
-    for (const auto& p : problems) msg += "\n  " + p;
-    return Fail(std::move(r), "preflight", msg);
-  }
-  // 2. The compiled model.
-  r.outcome = RunCompiled(AbsolutePath(package), r.model, inputs, options.runner);
-  if (!r.outcome.ok()) {
-    std::string msg = what + ": the compiled model failed: " + r.outcome.Summary();
-    if (r.outcome.kind == OutcomeKind::kSignal) msg = what + ": " + r.outcome.message;
-    std::string cls = OutcomeKindName(r.outcome.kind);
-    if (r.outcome.kind == OutcomeKind::kSignal) cls = r.outcome.Summary().substr(0, r.outcome.Summary().find(" ("));
-    return Fail(std::move(r), cls, msg);
-  }
-  // 3. Eager (twice, to see whether the model itself is random) and float64.
-  const Program& program = eager->program();
-  const std::vector<std::string> random_nodes = RandomNodes(program);
-  const int64_t seed = options.runner.seed;
-  const auto names = program.Signature().user_outputs;
-  const bool seeded_random = !random_nodes.empty() && seed >= 0;
-  std::vector<at::Tensor> eager_out, fp64_out, again;
+}
+
+// References: eager and float64, from the first run of a check (kept in `refs` for its
+// reruns, which run only the compiled model again).
+bool MakeReferences(Checking& c, const std::vector<std::string>& random_nodes, bool seeded_random, References* refs) {
   if (refs->valid) {
-    eager_out = refs->eager;
-    fp64_out = refs->fp64;
-    r.fp64_note = refs->fp64_note;
-    r.fp64_device = refs->fp64_device;
-  } else {
-    try {
-      if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
-      eager_out = eager->RunTensors(inputs);
-      // A second run is comparable only where the first left the program's state as it found it.
-      if (!MutatesState(program)) {
-        if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
-        again = eager->RunTensors(inputs);
-      }
-    } catch (const HarnessError& e) {
-      return Fail(std::move(r), "harness error", what + ": the eager interpreter failed: " + e.what());
-    }
-    size_t differs = 0;
-    double by = 0;
-    const bool varies = !again.empty() && !SameValues(eager_out, again, &differs, &by);
-    if (varies || (!random_nodes.empty() && seed < 0 && again.empty())) {
-      r.random_nodes = random_nodes;
-      std::string ops;
-      for (const auto& n : random_nodes) ops += (ops.empty() ? "" : ", ") + n;
-      return Fail(std::move(r), "nondeterministic",
-                  what + ": the model is random" + (ops.empty() ? std::string("") : ": it draws random numbers in " + ops) +
-                      (varies ? std::string(ops.empty() ? "" : ";") + " two eager runs on the same inputs" +
-                                    (seed >= 0 ? " seeded alike" : "") + " differ at output " + std::to_string(differs) +
-                                    " '" + (differs < names.size() ? names[differs] : "?") + "' by up to " + std::to_string(by)
-                              : std::string("")) +
-                      ". Eager, float64 and the compiled model draw other numbers, so no rule can judge it, and it is "
-                      "not reduced. To check it, compile it with inductor_configs {\"fallback_random\": \"true\"} and seed "
-                      "the check (--aoti_seed=0): the compiled model and eager then draw the same numbers.");
-    }
-    // Python eager, recorded when the package was built, is a second reference for the
-    // interpreter on the sample inputs: where they disagree the failure is the harness', not AOTI's.
-    if (random_nodes.empty() && archive->Manifest() && !archive->Manifest()->eager_outputs.empty() &&
-        archive->Manifest()->eager_outputs.size() == eager_out.size() &&
-        (!given || SameValues(*given, archive->SampleInputsOnCpu()))) {
-      std::string disagreement;
-      try {
-        disagreement = DisagreementWithRecorded(eager_out, archive->RecordedEagerOutputs(), names);
-      } catch (const HarnessError& e) {
-        disagreement = std::string("the recorded outputs cannot be read: ") + e.what();
-      }
-      if (!disagreement.empty()) {
-        return Fail(std::move(r), "harness disagreement",
-                    what + ": the harness' eager interpreter disagrees with the Python eager outputs the package "
-                           "recorded when it was built, at " + disagreement +
-                        ". The failure is the harness', not AOTI's: nothing is judged or reduced. Please report it to "
-                        "aoti_harness with the package.");
-      }
-    }
-    // Only the float64 RMSE rule needs a float64 run. When it fails, the rule falls back to
-    // eager as the reference, as upstream's same_two_models does, and the report says so.
-    // A seeded random model has none: float64 draws other numbers even seeded alike.
-    if (seeded_random && options.accuracy.mode == AccuracyMode::kFp64Rmse) {
-      r.fp64_note = "no float64 reference (the model draws random numbers, and a float64 run draws others even seeded "
-                    "alike); judged against eager, seeded alike";
-    } else if (options.accuracy.mode == AccuracyMode::kFp64Rmse) {
-      try {
-        InterpreterOptions o64;
-        o64.fp64 = true;
-        // On the package's device where it computes in float64 (the CPU, CUDA), else on the
-        // CPU; the report says which.
-        const c10::Device run_on = inputs.empty() || !inputs[0].defined() ? c10::Device(c10::kCPU) : inputs[0].device();
-        if (!SupportsFloat64(run_on.type())) o64.device = "cpu";
-        r.fp64_device = o64.device.empty() ? run_on.str() : o64.device;
-        fp64 = Interpreter::FromArchive(*archive, r.model, o64);
-        fp64_out = fp64->RunTensors(inputs);
-      } catch (const HarnessError& e) {
-        fp64_out.clear();
-        r.fp64_note = std::string("no float64 reference (the float64 run failed: ") + e.what() +
-                      "); judged against eager, as upstream does";
-      }
-    }
-    fp64_out.resize(eager_out.size());  // undefined: no float64 reference for that output
-    *refs = References{true, eager_out, fp64_out, r.fp64_note, r.fp64_device};
+    c.r.fp64_note = refs->fp64_note;
+    c.r.fp64_device = refs->fp64_device;
+    return true;
   }
-  if (options.keep_values) {
-    r.eager_outputs = eager_out;
-    r.fp64_outputs = fp64_out;
-  }
-  // 4. Verdict.
-  const auto& got = r.outcome.outputs;
+  std::vector<at::Tensor> eager_out;
+  if (!RunEager(c, random_nodes, &eager_out)) return false;
+  if (random_nodes.empty() && !AgreesWithRecorded(c, eager_out)) return false;
+  std::vector<at::Tensor> fp64_out = RunFp64(c, seeded_random);
+  fp64_out.resize(eager_out.size());  // undefined: no float64 reference for that output
+  *refs = References{true, eager_out, fp64_out, c.r.fp64_note, c.r.fp64_device};
+  return true;
+}
+
+// Judge: the verdict, output by output, by the test's rule.
+bool Judge(Checking& c, const References& refs, bool seeded_random) {
+  const std::vector<at::Tensor>& eager_out = refs.eager;
+  const std::vector<at::Tensor>& fp64_out = refs.fp64;
+  const auto& got = c.r.outcome.outputs;
   if (got.size() != eager_out.size()) {
-    return Fail(std::move(r), "accuracy", what + ": the compiled model returned " + std::to_string(got.size()) +
-                                              " outputs, eager returned " + std::to_string(eager_out.size()));
+    return c.Failed("accuracy", c.what + ": the compiled model returned " + std::to_string(got.size()) +
+                                    " outputs, eager returned " + std::to_string(eager_out.size()));
   }
-  const auto& sig = names;
+  const auto sig = c.eager->program().Signature().user_outputs;
+  const AccuracyOptions& accuracy = c.options.accuracy;
   std::string failures, unjudged;
   size_t failed = 0;
-  const size_t judged = options.judged_outputs ? std::min(options.judged_outputs, got.size()) : got.size();
+  const size_t judged = c.options.judged_outputs ? std::min(c.options.judged_outputs, got.size()) : got.size();
   for (size_t i = 0; i < judged; ++i) {
-    TensorComparison c;
+    TensorComparison cmp;
     try {
-      c = CompareOutputs(got[i], eager_out[i], fp64_out[i], options.accuracy);
+      cmp = CompareOutputs(got[i], eager_out[i], fp64_out[i], accuracy);
     } catch (const std::exception& e) {  // c10::Error from a comparison op (a bad tolerance, ...)
-      return Fail(std::move(r), "harness error",
-                  what + ": comparing output " + std::to_string(i) + " failed: " + e.what());
+      return c.Failed("harness error", c.what + ": comparing output " + std::to_string(i) + " failed: " + e.what());
     }
-    if (!c.pass) {
+    const std::string output = "\n  output " + std::to_string(i) + " '" + (i < sig.size() ? sig[i] : "?") + "' (" +
+                               DescribeTensor(eager_out[i]) + "): ";
+    if (!cmp.pass) {
       ++failed;
-      const std::string name = i < sig.size() ? sig[i] : "?";
-      std::string detail = DescribeComparison(c, options.accuracy);
+      std::string detail = DescribeComparison(cmp, accuracy);
       for (size_t p = detail.find('\n'); p != std::string::npos; p = detail.find('\n', p + 3)) detail.replace(p, 1, "\n  ");
-      failures += "\n  output " + std::to_string(i) + " '" + name + "' (" + DescribeTensor(eager_out[i]) +
-                  "): " + detail;
-    } else if (double relative = 0; PassedOnAnUnreliableReference(c, fp64_out[i], &relative)) {
-      const std::string name = i < sig.size() ? sig[i] : "?";
-      unjudged += "\n  output " + std::to_string(i) + " '" + name + "' (" + DescribeTensor(eager_out[i]) +
-                  "): eager is " + std::to_string(static_cast<int>(relative * 100 + 0.5)) +
+      failures += output + detail;
+    } else if (double relative = 0; PassedOnAnUnreliableReference(cmp, fp64_out[i], &relative)) {
+      unjudged += output + "eager is " + std::to_string(static_cast<int>(relative * 100 + 0.5)) +
                   "% from float64 (relative RMSE), far beyond what its dtype's rounding explains; the RMSE bound " +
-                  std::to_string(c.bound) + " would let any compiled output of that scale pass (max |compiled-eager| " +
-                  std::to_string(c.max_abs_diff) + ")";
+                  std::to_string(cmp.bound) + " would let any compiled output of that scale pass (max |compiled-eager| " +
+                  std::to_string(cmp.max_abs_diff) + ")";
     }
-    r.comparisons.push_back(std::move(c));
+    c.r.comparisons.push_back(std::move(cmp));
   }
   if (failed) {
-    return Fail(std::move(r), "accuracy",
-                what + ": " + std::to_string(failed) + " of " + std::to_string(judged) +
-                    " outputs differ from eager under " + AccuracyModeName(options.accuracy.mode) + " accuracy" +
-                    (r.fp64_device.empty() || r.fp64_device == "cpu" ? "" : " (float64 reference on " + r.fp64_device + ")") +
-                    failures +
-                    (r.fp64_note.empty() ? "" : "\n  " + r.fp64_note) +
-                    (seeded_random && !FallbackRandom(*archive)
-                         ? "\n  the model draws random numbers, and its package was not compiled with fallback_random=True: "
-                           "its compiled model draws with inductor's own generator, not eager's"
-                         : ""));
+    return c.Failed(
+        "accuracy",
+        c.what + ": " + std::to_string(failed) + " of " + std::to_string(judged) + " outputs differ from eager under " +
+            AccuracyModeName(accuracy.mode) + " accuracy" +
+            (c.r.fp64_device.empty() || c.r.fp64_device == "cpu" ? "" : " (float64 reference on " + c.r.fp64_device + ")") +
+            failures + (c.r.fp64_note.empty() ? "" : "\n  " + c.r.fp64_note) +
+            (seeded_random && !FallbackRandom(*c.archive)
+                 ? "\n  the model draws random numbers, and its package was not compiled with fallback_random=True: "
+                   "its compiled model draws with inductor's own generator, not eager's"
+                 : ""));
   }
   if (!unjudged.empty()) {
-    return Fail(std::move(r), "unreliable reference",
-                what + ": the float64 reference cannot judge these outputs, so they do not pass on it:" + unjudged +
-                    "\n  Judge them against eager with a tolerance that fits (--aoti_accuracy=strict --aoti_tolerance=...), "
-                    "or find why eager is so far from float64 (an ill-conditioned op, a cast to a low precision that "
-                    "the float64 run keeps).");
+    return c.Failed("unreliable reference",
+                    c.what + ": the float64 reference cannot judge these outputs, so they do not pass on it:" + unjudged +
+                        "\n  Judge them against eager with a tolerance that fits (--aoti_accuracy=strict "
+                        "--aoti_tolerance=...), or find why eager is so far from float64 (an ill-conditioned op, a cast "
+                        "to a low precision that the float64 run keeps).");
   }
-  r.pass = true;
-  return r;
+  return true;
+}
+
+// CheckOnce: the four steps (preflight, the compiled model, eager and float64, the
+// verdict), with one compiled run; with `refs` already filled, the compiled run is judged
+// by them, else they are filled.
+CheckReport CheckOnce(const std::string& package, const std::vector<at::Tensor>* given, const CheckOptions& options,
+                      References* refs) {
+  Checking c{package, given, options};
+  if (!OpenPackage(c) || !PreflightHost(c) || !LoadEager(c) || !RunCompiledModel(c)) return std::move(c.r);
+  const std::vector<std::string> random_nodes = RandomNodes(c.eager->program());
+  const bool seeded_random = !random_nodes.empty() && options.runner.seed >= 0;
+  if (!MakeReferences(c, random_nodes, seeded_random, refs)) return std::move(c.r);
+  if (options.keep_values) {
+    c.r.eager_outputs = refs->eager;
+    c.r.fp64_outputs = refs->fp64;
+  }
+  if (!Judge(c, *refs, seeded_random)) return std::move(c.r);
+  c.r.pass = true;
+  return std::move(c.r);
 }
 
 // Rerunnable: a failure of the compiled run that a run again may not repeat. Not a timeout

@@ -25,6 +25,7 @@ namespace aoti {
 struct CheckReport {
   bool pass = false;
   std::string model;          // the model checked (CheckOptions::model resolved)
+  std::string package_name;   // the package by its Bazel label, else its file name (Pt2Archive::DisplayName)
   // "" when passing; else preflight, compile error, ..., accuracy; or a verdict that the
   // check cannot judge: nondeterministic (the model is random), unreliable reference (eager
   // is far from float64), harness disagreement (the interpreter and Python eager differ).

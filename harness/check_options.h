@@ -3,7 +3,7 @@
 // compiled model is run). It is one value that travels: a test's options are written once
 // into case.json by CheckOptionsToJson and read back by CheckOptionsFromJson, and the
 // listener, aoti_reduce, repro.py and the generated repro_test all judge by it.
-// Flags are parsed into it at the edge (harness/check_flags.h), never below.
+// Flags are parsed into it at the edge (plugin/check_flags.h), never below.
 #pragma once
 
 #include <string>

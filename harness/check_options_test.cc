@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 
 #include "harness/case_file.h"
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 #include "harness/check_options.h"
 #include "harness/errors.h"
-#include "harness/flags.h"
+#include "plugin/flags.h"
 #include "harness/temp_dir.h"
 #include "harness/tensor_bundle.h"
 

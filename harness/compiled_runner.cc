@@ -100,106 +100,136 @@ std::string FindRunner(const RunnerOptions& options) {
                      "); add //harness:aoti_runner to the test's data and pass --aoti_runner, or use aoti_model_test");
 }
 
+namespace {
+
+CompiledOutcome RunInThisProcess(const std::string& package, const std::string& model,
+                                 const std::vector<at::Tensor>& inputs, const RunnerOptions& options) {
+  const char* old = std::getenv("AOTI_RUNTIME_CHECK_INPUTS");
+  const std::string saved = old ? old : "";
+  if (options.runtime_check_inputs) ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 1);
+  CompiledOutcome o = RunInProcess(package, model, inputs, options.seed);
+  if (options.runtime_check_inputs) {
+    if (old) ::setenv("AOTI_RUNTIME_CHECK_INPUTS", saved.c_str(), 1);
+    else ::unsetenv("AOTI_RUNTIME_CHECK_INPUTS");
+  }
+  return o;
+}
+
+// RunnerCommand: the runner child's argv and its own environment, given its work directory.
+std::pair<std::vector<std::string>, std::vector<std::pair<std::string, std::string>>> RunnerCommand(
+    const std::string& package, const std::string& model, const RunnerOptions& options, const std::string& work,
+    const std::string& in_dir, const std::string& out_dir) {
+  std::vector<std::string> argv = {FindRunner(options), "--package", package, "--model", model,
+                                   "--inputs", in_dir, "--outputs", out_dir};
+  for (const auto& lib : options.op_libraries) {
+    argv.push_back("--op_library");
+    argv.push_back(lib);
+  }
+  if (options.seed >= 0) {
+    argv.push_back("--seed");
+    argv.push_back(std::to_string(options.seed));
+  }
+  std::vector<std::pair<std::string, std::string>> env = options.env;
+  if (options.runtime_check_inputs) env.emplace_back("AOTI_RUNTIME_CHECK_INPUTS", "1");
+  // libtorch's loader extracts the package under TMPDIR and leaves it there when the
+  // child dies of a signal; inside the work directory it goes with it.
+  const bool tmpdir_given = std::any_of(env.begin(), env.end(), [](const auto& kv) { return kv.first == "TMPDIR"; });
+  if (!tmpdir_given) env.emplace_back("TMPDIR", work);
+  return {argv, env};
+}
+
+// ChildOutcome: what the runner child's end says: stopped at the deadline, timed out,
+// killed by a signal, or its result.json (ok with its outputs, or the failure it names).
+CompiledOutcome ChildOutcome(bool ended, int status, double allowed, const RunnerOptions& options,
+                             const std::string& out_dir, std::string stderr_text) {
+  CompiledOutcome o;
+  o.stderr_text = std::move(stderr_text);
+  if (!ended && allowed < options.timeout_s) {
+    o.kind = OutcomeKind::kHarnessError;
+    o.message = "the compiled model was stopped after " + std::to_string(static_cast<int>(allowed + 0.5)) +
+                " s, at the deadline of " + options.deadline.what() + " (its own timeout of " +
+                std::to_string(static_cast<int>(options.timeout_s + 0.5)) + " s had not passed): out of time, not a hang";
+    return o;
+  }
+  if (!ended) {
+    o.kind = OutcomeKind::kTimeout;
+    o.message = "the compiled model ran past the timeout of " + std::to_string(options.timeout_s) +
+                " s and was killed (--aoti_timeout_s)";
+    return o;
+  }
+  if (WIFSIGNALED(status)) {
+    o.kind = OutcomeKind::kSignal;
+    o.signal = WTERMSIG(status);
+    o.message = "the compiled model's process died of " + SignalName(o.signal) + " (" + strsignal(o.signal) + ")" +
+                (o.stderr_text.empty() ? "" : "; its last output:\n" + LastLines(o.stderr_text, 15));
+    return o;
+  }
+  nlohmann::json result;
+  try {
+    result = nlohmann::json::parse(ReadTextFile(out_dir + "/result.json"));
+  } catch (const std::exception& e) {
+    o.kind = OutcomeKind::kHarnessError;
+    o.message = "aoti_runner exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result:\n" +
+                LastLines(o.stderr_text, 15);
+    return o;
+  }
+  const std::string s = result.value("status", "");
+  o.message = result.value("message", "");
+  if (s == "ok") {
+    o.kind = OutcomeKind::kOk;
+    o.outputs = ReadTensorBundle(out_dir);
+  } else if (s == "compile_error") {
+    o.kind = OutcomeKind::kCompileError;
+  } else if (s == "load_error") {
+    o.kind = OutcomeKind::kLoadError;
+  } else if (s == "runtime_error") {
+    o.kind = OutcomeKind::kRuntimeError;
+  } else {
+    o.kind = OutcomeKind::kHarnessError;
+  }
+  return o;
+}
+
+CompiledOutcome RunInChild(const std::string& package, const std::string& model, const std::vector<at::Tensor>& inputs,
+                           const RunnerOptions& options) {
+  TempDir work("aoti_run");
+  const std::string in_dir = work.path() + "/inputs", out_dir = work.path() + "/outputs";
+  MakeDirs(in_dir);
+  MakeDirs(out_dir);
+  WriteTensorBundle(in_dir, inputs);
+  const auto [argv, env] = RunnerCommand(package, model, options, work.path(), in_dir, out_dir);
+  const double allowed = options.deadline.Cap(options.timeout_s);
+  if (!(allowed > 0)) {
+    CompiledOutcome o;
+    o.kind = OutcomeKind::kHarnessError;
+    o.message = "not run: no time is left before " + options.deadline.what();
+    return o;
+  }
+  const std::string log = work.path() + "/child.log";
+  int status = 0;
+  const bool ended = RunLogged(argv, ChildEnvironment({options.env_pass_through, env}), log, allowed, &status);
+  return ChildOutcome(ended, status, allowed, options, out_dir, ReadTextFile(log));
+}
+
+}  // namespace
+
 CompiledOutcome RunCompiled(const std::string& package, const std::string& model,
                             const std::vector<at::Tensor>& inputs, const RunnerOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  auto finish = [&](CompiledOutcome o) {
-    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return o;
-  };
-  if (!options.isolate) {
-    const char* old = std::getenv("AOTI_RUNTIME_CHECK_INPUTS");
-    const std::string saved = old ? old : "";
-    if (options.runtime_check_inputs) ::setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 1);
-    CompiledOutcome o = RunInProcess(package, model, inputs, options.seed);
-    if (options.runtime_check_inputs) {
-      if (old) ::setenv("AOTI_RUNTIME_CHECK_INPUTS", saved.c_str(), 1);
-      else ::unsetenv("AOTI_RUNTIME_CHECK_INPUTS");
-    }
-    return finish(std::move(o));
-  }
   CompiledOutcome o;
-  try {
-    const std::string runner = FindRunner(options);
-    TempDir work("aoti_run");
-    const std::string in_dir = work.path() + "/inputs", out_dir = work.path() + "/outputs";
-    MakeDirs(in_dir);
-    MakeDirs(out_dir);
-    WriteTensorBundle(in_dir, inputs);
-    std::vector<std::string> argv = {runner, "--package", package, "--model", model,
-                                     "--inputs", in_dir, "--outputs", out_dir};
-    for (const auto& lib : options.op_libraries) {
-      argv.push_back("--op_library");
-      argv.push_back(lib);
-    }
-    if (options.seed >= 0) {
-      argv.push_back("--seed");
-      argv.push_back(std::to_string(options.seed));
-    }
-    std::vector<std::pair<std::string, std::string>> env = options.env;
-    if (options.runtime_check_inputs) env.emplace_back("AOTI_RUNTIME_CHECK_INPUTS", "1");
-    // libtorch's loader extracts the package under TMPDIR and leaves it there when the
-    // child dies of a signal; inside the work directory it goes with it.
-    const bool tmpdir_given = std::any_of(env.begin(), env.end(), [](const auto& kv) { return kv.first == "TMPDIR"; });
-    if (!tmpdir_given) env.emplace_back("TMPDIR", work.path());
-    const std::string log = work.path() + "/child.log";
-    int status = 0;
-    const double allowed = options.deadline.Cap(options.timeout_s);
-    if (!(allowed > 0)) {
-      o.kind = OutcomeKind::kHarnessError;
-      o.message = "not run: no time is left before " + options.deadline.what();
-      return finish(o);
-    }
-    const bool ended = RunLogged(argv, ChildEnvironment({options.env_pass_through, env}), log, allowed, &status);
-    o.stderr_text = ReadTextFile(log);
-    if (!ended && allowed < options.timeout_s) {
-      o.kind = OutcomeKind::kHarnessError;
-      o.message = "the compiled model was stopped after " + std::to_string(static_cast<int>(allowed + 0.5)) +
-                  " s, at the deadline of " + options.deadline.what() + " (its own timeout of " +
-                  std::to_string(static_cast<int>(options.timeout_s + 0.5)) + " s had not passed): out of time, not a hang";
-      return finish(o);
-    }
-    if (!ended) {
-      o.kind = OutcomeKind::kTimeout;
-      o.message = "the compiled model ran past the timeout of " + std::to_string(options.timeout_s) +
-                  " s and was killed (--aoti_timeout_s)";
-      return finish(o);
-    }
-    if (WIFSIGNALED(status)) {
-      o.kind = OutcomeKind::kSignal;
-      o.signal = WTERMSIG(status);
-      o.message = "the compiled model's process died of " + SignalName(o.signal) + " (" + strsignal(o.signal) + ")" +
-                  (o.stderr_text.empty() ? "" : "; its last output:\n" + LastLines(o.stderr_text, 15));
-      return finish(o);
-    }
-    nlohmann::json result;
+  if (!options.isolate) {
+    o = RunInThisProcess(package, model, inputs, options);
+  } else {
     try {
-      result = nlohmann::json::parse(ReadTextFile(out_dir + "/result.json"));
-    } catch (const std::exception& e) {
+      o = RunInChild(package, model, inputs, options);
+    } catch (const HarnessError& e) {
+      o = CompiledOutcome();
       o.kind = OutcomeKind::kHarnessError;
-      o.message = "aoti_runner exited with status " + std::to_string(WEXITSTATUS(status)) +
-                  " without a result:\n" + LastLines(o.stderr_text, 15);
-      return finish(o);
+      o.message = e.what();
     }
-    const std::string s = result.value("status", "");
-    o.message = result.value("message", "");
-    if (s == "ok") {
-      o.kind = OutcomeKind::kOk;
-      o.outputs = ReadTensorBundle(out_dir);
-    } else if (s == "compile_error") {
-      o.kind = OutcomeKind::kCompileError;
-    } else if (s == "load_error") {
-      o.kind = OutcomeKind::kLoadError;
-    } else if (s == "runtime_error") {
-      o.kind = OutcomeKind::kRuntimeError;
-    } else {
-      o.kind = OutcomeKind::kHarnessError;
-    }
-  } catch (const HarnessError& e) {
-    o.kind = OutcomeKind::kHarnessError;
-    o.message = e.what();
   }
-  return finish(o);
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return o;
 }
 
 }  // namespace aoti

@@ -173,10 +173,10 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
         name = name,
         srcs = srcs or [],
         deps = deps + [
-            Label("//harness:model_test_main"),
+            Label("//plugin:model_test_main"),
             Label("//matchers:aoti_matches_eager"),
-            Label("//reducer:reduce_listener"),
-        ] + ([] if srcs else [Label("//harness:generic_model_test")]),
+            Label("//plugin:reduce_listener"),
+        ] + ([] if srcs else [Label("//plugin:generic_model_test")]),
         data = data + op_libraries + ([package] if package else []) + [packages[key] for key in packages] + [
             Label("//harness:aoti_runner"),
             Label("//tools:compile_server.py"),

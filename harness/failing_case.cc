@@ -42,6 +42,43 @@ std::string InOutputsZip(const std::string& path) {
   return path.rfind(prefix, 0) == 0 ? "outputs.zip:" + path.substr(prefix.size()) : path;
 }
 
+std::string TestOutputsZip() {
+  const char* target = std::getenv("TEST_TARGET");
+  if (!target || !*target) return "";
+  // //pkg:name and @repo//pkg:name; bazel-testlogs keeps an external test under external/.
+  std::string label = target;
+  std::string prefix;
+  if (label.rfind("@", 0) == 0) {
+    const size_t slashes = label.find("//");
+    if (slashes == std::string::npos) return "";
+    const std::string repo = label.substr(1, slashes - 1);
+    if (!repo.empty()) prefix = "external/" + repo + "/";
+    label = label.substr(slashes);
+  }
+  if (label.rfind("//", 0) == 0) label = label.substr(2);
+  const size_t colon = label.find(':');
+  const std::string package = colon == std::string::npos ? label : label.substr(0, colon);
+  const std::string name = colon == std::string::npos ? label.substr(label.rfind('/') + 1) : label.substr(colon + 1);
+  return "bazel-testlogs/" + prefix + (package.empty() ? "" : package + "/") + name + "/test.outputs/outputs.zip";
+}
+
+std::string ForUser(const std::string& path) {
+  const std::string inside = InOutputsZip(path);
+  const std::string zip = TestOutputsZip();
+  if (inside == path || zip.empty()) return inside;
+  return inside + " (in " + zip + ")";
+}
+
+std::string ReduceCaseCommand(const std::string& case_dir) {
+  const std::string inside = InOutputsZip(case_dir);
+  const std::string zip = TestOutputsZip();
+  const std::string prefix = "outputs.zip:";
+  if (inside == case_dir || zip.empty()) return "aoti_reduce minify --case_dir=" + case_dir;
+  const std::string entry = inside.substr(prefix.size());
+  return "unzip -o " + zip + " '" + entry + "/*' -d /tmp/aoti_case && bazel run @aoti_harness//reducer:aoti_reduce -- "
+         "minify --case_dir=/tmp/aoti_case/" + entry;
+}
+
 std::string RecordFailingCase(FailingCase c) {
   const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   if (outputs && *outputs) {

@@ -40,4 +40,18 @@ std::vector<FailingCase> TakeFailingCases();
 // path itself. For test.xml properties and messages read after the sandbox is gone.
 std::string InOutputsZip(const std::string& path);
 
+// TestOutputsZip: where Bazel leaves this test's outputs.zip once it has ended,
+// "bazel-testlogs/<package>/<test>/test.outputs/outputs.zip" from TEST_TARGET; "" outside
+// Bazel.
+std::string TestOutputsZip();
+
+// ForUser: a path as the user can open it after the test: "outputs.zip:aoti/... in
+// bazel-testlogs/.../outputs.zip" when it is under the test's outputs; else the path.
+std::string ForUser(const std::string& path);
+
+// ReduceCaseCommand: a command that reduces a written case after the test has ended:
+// unzip the case out of the test's outputs.zip and bazel run aoti_reduce on it; outside
+// Bazel, aoti_reduce on the directory itself.
+std::string ReduceCaseCommand(const std::string& case_dir);
+
 }  // namespace aoti

@@ -459,34 +459,57 @@ ProgramState PromoteStateToFp64(ProgramState state) {
   return state;
 }
 
-Interpreter::~Interpreter() = default;
+namespace {
 
-Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions options)
-    : program_(std::move(program)), state_(std::move(state)), options_(options) {
-  auto rebase = [&](const std::function<bool(const at::Tensor&)>& applies,
-                    const std::function<at::Tensor(const at::Tensor&)>& remake) {
-    RebaseState(&state_, applies, remake);
-  };
-  if (!options_.device.empty()) {
-    // Everything on one device (the float64 reference on the CPU for a device without
-    // float64 kernels): weights, constants, inputs, and each device= argument.
-    const c10::Device device = ParseDevice(options_.device, "the interpreter's device");
-    const std::string why = DeviceUnavailable(device);
-    if (!why.empty()) throw HarnessError("the interpreter cannot run on " + device.str() + ": " + why);
-    rebase([&](const at::Tensor& t) { return t.device() != device; },
-           [&](const at::Tensor& flat) { return flat.to(device); });
+using Env = std::unordered_map<std::string, c10::IValue>;
+
+// PlanOperator: an ATen (or custom) operator's step: its schema from the dispatcher, and
+// each of the node's arguments planned against it (defaults filled in, names checked).
+void PlanOperator(const Node& node, const std::string& name, const std::string& overload,
+                  const InterpreterOptions& options, const std::string& what, Interpreter::Step* step) {
+  step->op = c10::Dispatcher::singleton().findSchema({name, overload});
+  if (!step->op) {
+    throw HarnessError(what + ": operator '" + name + "' overload '" + (overload.empty() ? "default" : overload) +
+                       "' is not registered; link the library that defines it (TORCH_LIBRARY) into the test");
   }
-  if (options_.fp64) {
-    rebase(PromotedByFp64, [](const at::Tensor& flat) { return Promote(flat); });
+  const c10::FunctionSchema& schema = step->op->schema();
+  // The float64 run changes dtypes on purpose; an assert of the native metadata
+  // (dtype=float32 on a value that is float64 here) does not hold there.
+  if ((options.fp64 || !options.device.empty()) && schema.name() == "aten::_assert_tensor_metadata") {
+    step->kind = StepKind::kSkip;
   }
-  // Where each value is last read, to free it after that step.
-  std::unordered_map<std::string, size_t> last_use;
-  for (size_t i = 0; i < program_.nodes.size(); ++i) {
-    const Node& node = program_.nodes[i];
-    auto step = std::make_unique<Step>();
-    step->node = &node;
-    const std::string what = Where(node);
-    try {
+  std::vector<bool> used(node.inputs.size(), false);
+  for (const c10::Argument& sa : schema.arguments()) {
+    auto it = std::find_if(node.inputs.begin(), node.inputs.end(),
+                           [&](const NamedArgument& a) { return a.name == sa.name(); });
+    if (it != node.inputs.end()) {
+      used[it - node.inputs.begin()] = true;
+      ArgPlan p = PlanArgument(it->arg, options.fp64 && PromotesDtype(schema, *it), what + " argument '" + sa.name() + "'");
+      p.wrap_scalar = sa.type()->kind() == c10::TypeKind::TensorType;
+      if (!options.device.empty() && p.constant.isDevice()) p.constant = c10::IValue(c10::Device(options.device));
+      CoerceToSchema(sa.type(), &p);
+      step->args.push_back(std::move(p));
+    } else if (sa.default_value()) {
+      ArgPlan p;
+      p.constant = *sa.default_value();
+      step->args.push_back(std::move(p));
+    } else {
+      throw HarnessError(what + ": required argument '" + sa.name() + "' of " + schema.name() + " is missing");
+    }
+  }
+  for (size_t k = 0; k < used.size(); ++k) {
+    if (!used[k]) {
+      throw HarnessError(what + ": argument '" + node.inputs[k].name + "' is not in the schema " + c10::toString(schema));
+    }
+  }
+}
+
+// PlanStep: a node resolved once: getitem, a Python operator, or an operator call.
+std::unique_ptr<Interpreter::Step> PlanStep(const Node& node, const InterpreterOptions& options) {
+  auto step = std::make_unique<Interpreter::Step>();
+  step->node = &node;
+  const std::string what = Where(node);
+  try {
     std::string name, overload;
     if (node.target == "_operator.getitem") {
       step->kind = StepKind::kGetItem;
@@ -502,110 +525,76 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
     } else if (node.target.rfind("torch.ops.higher_order.", 0) == 0) {
       throw HarnessError(what + ": higher-order op '" + node.target + "' is not supported by the interpreter yet");
     } else if (ParseTarget(node.target, &name, &overload)) {
-      step->op = c10::Dispatcher::singleton().findSchema({name, overload});
-      if (!step->op) {
-        throw HarnessError(what + ": operator '" + name + "' overload '" +
-                           (overload.empty() ? "default" : overload) +
-                           "' is not registered; link the library that defines it (TORCH_LIBRARY) into the test");
-      }
-      const c10::FunctionSchema& schema = step->op->schema();
-      // The float64 run changes dtypes on purpose; an assert of the native metadata
-      // (dtype=float32 on a value that is float64 here) does not hold there.
-      if ((options_.fp64 || !options_.device.empty()) && schema.name() == "aten::_assert_tensor_metadata") {
-        step->kind = StepKind::kSkip;
-      }
-      std::vector<bool> used(node.inputs.size(), false);
-      for (const c10::Argument& sa : schema.arguments()) {
-        auto it = std::find_if(node.inputs.begin(), node.inputs.end(),
-                               [&](const NamedArgument& a) { return a.name == sa.name(); });
-        if (it != node.inputs.end()) {
-          used[it - node.inputs.begin()] = true;
-          ArgPlan p = PlanArgument(it->arg, options_.fp64 && PromotesDtype(schema, *it),
-                                   what + " argument '" + sa.name() + "'");
-          p.wrap_scalar = sa.type()->kind() == c10::TypeKind::TensorType;
-          if (!options_.device.empty() && p.constant.isDevice()) p.constant = c10::IValue(c10::Device(options_.device));
-          CoerceToSchema(sa.type(), &p);
-          step->args.push_back(std::move(p));
-        } else if (sa.default_value()) {
-          ArgPlan p;
-          p.constant = *sa.default_value();
-          step->args.push_back(std::move(p));
-        } else {
-          throw HarnessError(what + ": required argument '" + sa.name() + "' of " + schema.name() + " is missing");
-        }
-      }
-      for (size_t k = 0; k < used.size(); ++k) {
-        if (!used[k]) {
-          throw HarnessError(what + ": argument '" + node.inputs[k].name + "' is not in the schema " + c10::toString(schema));
-        }
-      }
+      PlanOperator(node, name, overload, options, what, step.get());
     } else {
       throw HarnessError(what + ": target '" + node.target + "' is not an operator the interpreter knows");
     }
-    } catch (const json::exception& e) {
-      throw HarnessError(what + ": malformed argument: " + e.what());
-    }
+  } catch (const json::exception& e) {
+    throw HarnessError(what + ": malformed argument: " + e.what());
+  }
+  return step;
+}
+
+// ScheduleFrees: each value is freed after the step that reads it last (a value never
+// read, at once); the program's outputs are kept.
+void ScheduleFrees(const Program& program, std::vector<std::unique_ptr<Interpreter::Step>>* steps) {
+  std::unordered_map<std::string, size_t> last_use;
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const Interpreter::Step& step = *(*steps)[i];
     std::vector<std::string> reads;
-    for (const auto& p : step->args) InputNames(p, &reads);
+    for (const auto& p : step.args) InputNames(p, &reads);
     for (const auto& r : reads) last_use[r] = i;
     std::vector<std::string> defs;
-    for (const auto& out : node.outputs) ArgumentValueNames(out, &defs);
-    for (const auto& d : defs) last_use.emplace(d, i);  // defined but never read: free at once
-    steps_.push_back(std::move(step));
+    for (const auto& out : step.node->outputs) ArgumentValueNames(out, &defs);
+    for (const auto& d : defs) last_use.emplace(d, i);
   }
   std::set<std::string> outputs;
-  for (const auto& s : program_.output_specs) if (!s.value_name.empty()) outputs.insert(s.value_name);
+  for (const auto& s : program.output_specs) if (!s.value_name.empty()) outputs.insert(s.value_name);
   for (const auto& [name, step] : last_use) {
-    if (!outputs.count(name)) steps_[step]->free_after.push_back(name);
+    if (!outputs.count(name)) (*steps)[step]->free_after.push_back(name);
   }
 }
 
-std::unique_ptr<Interpreter> Interpreter::FromArchive(const Pt2Archive& archive, const std::string& model,
-                                                      InterpreterOptions options) {
-  Program program = Program::Parse(archive.ProgramJson(model), archive.path() + " model '" + model + "'");
-  ProgramState state = LoadProgramState(archive, model, options.device);
-  return std::make_unique<Interpreter>(std::move(program), std::move(state), options);
-}
-
-RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const RunOptions& options) {
-  c10::InferenceMode inference_mode;
-  std::unordered_map<std::string, c10::IValue> env;
-  size_t next_input = 0;
-  std::vector<std::pair<std::string, at::Tensor>> user_input_values;
-  for (const auto& spec : program_.input_specs) {
+// BindInputs: the program's inputs into `env`: copies of the user's tensors (on the run's
+// device, promoted for float64), the lifted weights, buffers and constants. Returns the
+// user inputs' names.
+std::vector<std::string> BindInputs(const Program& program, ProgramState& state, const InterpreterOptions& options,
+                                    const std::vector<at::Tensor>& user_inputs, Env* env) {
+  std::vector<std::string> names;
+  for (const auto& spec : program.input_specs) {
     switch (spec.kind) {
       case InputKind::kUserInput: {
         if (spec.value_name.empty()) {
           throw HarnessError("program input " + spec.arg.dump() + ": only tensor user inputs are supported");
         }
-        if (next_input >= user_inputs.size()) {
+        if (names.size() >= user_inputs.size()) {
           throw HarnessError("the program takes more user inputs than the " + std::to_string(user_inputs.size()) +
                              " given; missing '" + spec.value_name + "'");
         }
         // The run works on a copy: in-place ops on a user input (export keeps x.add_(1) as
         // aten.add_ on the input) never reach the caller's tensor.
-        at::Tensor t = CopyOf(user_inputs[next_input++]);
-        if (!options_.device.empty()) t = PlaceOnDevice(t, options_.device, "user input '" + spec.value_name + "'");
-        if (options_.fp64) t = Promote(t);
-        user_input_values.emplace_back(spec.value_name, t);
-        env[spec.value_name] = t;
+        at::Tensor t = CopyOf(user_inputs[names.size()]);
+        if (!options.device.empty()) t = PlaceOnDevice(t, options.device, "user input '" + spec.value_name + "'");
+        if (options.fp64) t = Promote(t);
+        names.push_back(spec.value_name);
+        (*env)[spec.value_name] = t;
         break;
       }
       case InputKind::kParameter:
       case InputKind::kBuffer:
       case InputKind::kTensorConstant: {
-        const at::Tensor* t = state_.Find(spec.target, spec.StoredWithConstants());
+        const at::Tensor* t = state.Find(spec.target, spec.StoredWithConstants());
         if (t == nullptr) {
           throw HarnessError(std::string(InputKindName(spec.kind)) + " '" + spec.target + "' (input '" +
                              spec.value_name + "') is missing from the archive: neither data/weights/ nor "
                              "data/constants/ holds it");
         }
-        env[spec.value_name] = *t;
+        (*env)[spec.value_name] = *t;
         break;
       }
       case InputKind::kConstantInput: {
-        env[spec.value_name] = PlanArgument(spec.arg.is_object() && spec.arg.size() == 1 ? spec.arg : json{{"as_none", true}},
-                                            false, "constant input '" + spec.value_name + "'").constant;
+        (*env)[spec.value_name] = PlanArgument(spec.arg.is_object() && spec.arg.size() == 1 ? spec.arg : json{{"as_none", true}},
+                                               false, "constant input '" + spec.value_name + "'").constant;
         break;
       }
       default:
@@ -614,79 +603,83 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
                            ": custom objects and tokens are not supported yet by the eager interpreter");
     }
   }
-  if (next_input != user_inputs.size()) {
-    throw HarnessError("the program takes " + std::to_string(next_input) + " user inputs, " +
+  if (names.size() != user_inputs.size()) {
+    throw HarnessError("the program takes " + std::to_string(names.size()) + " user inputs, " +
                        std::to_string(user_inputs.size()) + " were given");
   }
-  RunResult result;
-  std::set<std::string> protected_names(options.keep);
-  for (const auto& [name, t] : user_input_values) protected_names.insert(name);
-  torch::jit::Stack stack;
-  for (const auto& step : steps_) {
-    const Node& node = *step->node;
-    stack.clear();
-    if (step->kind != StepKind::kSkip) {
-      for (const auto& p : step->args) stack.push_back(Materialize(p, env, node));
-    }
-    if (step->kind == StepKind::kSkip) {
-      // nothing runs
-    } else if (step->kind == StepKind::kOperator) {
-      try {
-        step->op->callBoxed(&stack);
-      } catch (const c10::Error& e) {
-        throw HarnessError(Where(node) + " raised: " + e.what_without_backtrace());
-      } catch (const std::exception& e) {
-        throw HarnessError(Where(node) + " raised: " + e.what());
-      }
-      if (node.outputs.size() == stack.size()) {
-        for (size_t k = 0; k < stack.size(); ++k) Bind(node.outputs[k], stack[k], node, &env);
-      } else if (node.outputs.size() == 1 && stack.size() > 1) {
-        // Several returns named as one list.
-        c10::List<c10::IValue> returns(c10::AnyType::get());
-        for (auto& v : stack) returns.push_back(std::move(v));
-        Bind(node.outputs[0], c10::IValue(std::move(returns)), node, &env);
-      } else if (!node.outputs.empty()) {
-        throw HarnessError(Where(node) + ": returned " + std::to_string(stack.size()) + " values, the program names " +
-                           std::to_string(node.outputs.size()));
-      }
-    } else if (step->kind == StepKind::kGetItem) {
-      const auto list = stack.at(0).toListRef();
-      const int64_t idx = stack.at(1).toInt();
-      if (node.outputs.size() == 1) Bind(node.outputs[0], list.at(idx < 0 ? idx + list.size() : idx), node, &env);
-    } else {
-      const c10::IValue v = ApplyPythonOp(step->python_op, stack, node);
-      if (node.outputs.size() == 1) Bind(node.outputs[0], v, node, &env);
-    }
-    if (options.observer || options.keep_all || !options.keep.empty()) {
-      std::vector<std::string> defs;
-      for (const auto& out : node.outputs) ArgumentValueNames(out, &defs);
-      for (const auto& d : defs) {
-        auto it = env.find(d);
-        if (it == env.end()) continue;
-        if (options.observer) options.observer(node, d, it->second);
-        if (options.keep_all || options.keep.count(d)) result.intermediates[d] = it->second;
-      }
-    }
-    result.peak_live_values = std::max(result.peak_live_values, env.size());
-    for (const auto& name : step->free_after) {
-      if (!protected_names.count(name)) env.erase(name);
-    }
+  return names;
+}
+
+// CallOperator: the operator on the stack, its returns bound to the node's outputs.
+void CallOperator(const Interpreter::Step& step, torch::jit::Stack* stack, Env* env) {
+  const Node& node = *step.node;
+  try {
+    step.op->callBoxed(stack);
+  } catch (const c10::Error& e) {
+    throw HarnessError(Where(node) + " raised: " + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw HarnessError(Where(node) + " raised: " + e.what());
   }
-  for (const auto& spec : program_.output_specs) {
+  if (node.outputs.size() == stack->size()) {
+    for (size_t k = 0; k < stack->size(); ++k) Bind(node.outputs[k], (*stack)[k], node, env);
+  } else if (node.outputs.size() == 1 && stack->size() > 1) {
+    // Several returns named as one list.
+    c10::List<c10::IValue> returns(c10::AnyType::get());
+    for (auto& v : *stack) returns.push_back(std::move(v));
+    Bind(node.outputs[0], c10::IValue(std::move(returns)), node, env);
+  } else if (!node.outputs.empty()) {
+    throw HarnessError(Where(node) + ": returned " + std::to_string(stack->size()) + " values, the program names " +
+                       std::to_string(node.outputs.size()));
+  }
+}
+
+void ExecuteStep(const Interpreter::Step& step, torch::jit::Stack* stack, Env* env) {
+  if (step.kind == StepKind::kSkip) return;
+  const Node& node = *step.node;
+  stack->clear();
+  for (const auto& p : step.args) stack->push_back(Materialize(p, *env, node));
+  if (step.kind == StepKind::kOperator) {
+    CallOperator(step, stack, env);
+  } else if (step.kind == StepKind::kGetItem) {
+    const auto list = stack->at(0).toListRef();
+    const int64_t idx = stack->at(1).toInt();
+    if (node.outputs.size() == 1) Bind(node.outputs[0], list.at(idx < 0 ? idx + list.size() : idx), node, env);
+  } else {
+    const c10::IValue v = ApplyPythonOp(step.python_op, *stack, node);
+    if (node.outputs.size() == 1) Bind(node.outputs[0], v, node, env);
+  }
+}
+
+// Observe: the values a step made, to the observer and into the kept intermediates.
+void Observe(const Node& node, const Env& env, const RunOptions& options, RunResult* result) {
+  if (!options.observer && !options.keep_all && options.keep.empty()) return;
+  std::vector<std::string> defs;
+  for (const auto& out : node.outputs) ArgumentValueNames(out, &defs);
+  for (const auto& d : defs) {
+    auto it = env.find(d);
+    if (it == env.end()) continue;
+    if (options.observer) options.observer(node, d, it->second);
+    if (options.keep_all || options.keep.count(d)) result->intermediates[d] = it->second;
+  }
+}
+
+// CollectOutputs: the user outputs into the result; buffer and parameter mutations into
+// the state (in place where they fit, so buffers that share storage see them).
+void CollectOutputs(const Program& program, const Env& env, ProgramState* state, RunResult* result) {
+  for (const auto& spec : program.output_specs) {
     if (spec.value_name.empty()) {
-      result.outputs.push_back(PlanArgument(spec.arg, false, "output").constant);
+      result->outputs.push_back(PlanArgument(spec.arg, false, "output").constant);
       continue;
     }
     auto it = env.find(spec.value_name);
     if (it == env.end()) throw HarnessError("program output '" + spec.value_name + "' is never computed");
     switch (spec.kind) {
-      case OutputKind::kUserOutput: result.outputs.push_back(it->second); break;
+      case OutputKind::kUserOutput: result->outputs.push_back(it->second); break;
       case OutputKind::kBufferMutation:
       case OutputKind::kParameterMutation: {
-        at::Tensor* stored = state_.Find(spec.target, /*in_constants=*/false);
+        at::Tensor* stored = state->Find(spec.target, /*in_constants=*/false);
         if (stored == nullptr) throw HarnessError("program output mutates '" + spec.target + "', which the program does not lift");
         const at::Tensor value = it->second.toTensor();
-        // In place where it fits, so buffers that share storage with this one see it.
         if (stored->defined() && !stored->is_same(value) && stored->sizes() == value.sizes() &&
             stored->scalar_type() == value.scalar_type()) {
           stored->copy_(value);
@@ -700,6 +693,52 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
       default: break;
     }
   }
+}
+
+}  // namespace
+
+Interpreter::~Interpreter() = default;
+
+Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions options)
+    : program_(std::move(program)), state_(std::move(state)), options_(options) {
+  if (!options_.device.empty()) {
+    // Everything on one device (the float64 reference on the CPU for a device without
+    // float64 kernels): weights, constants, inputs, and each device= argument.
+    const c10::Device device = ParseDevice(options_.device, "the interpreter's device");
+    const std::string why = DeviceUnavailable(device);
+    if (!why.empty()) throw HarnessError("the interpreter cannot run on " + device.str() + ": " + why);
+    RebaseState(&state_, [&](const at::Tensor& t) { return t.device() != device; },
+                [&](const at::Tensor& flat) { return flat.to(device); });
+  }
+  if (options_.fp64) RebaseState(&state_, PromotedByFp64, [](const at::Tensor& flat) { return Promote(flat); });
+  for (const Node& node : program_.nodes) steps_.push_back(PlanStep(node, options_));
+  ScheduleFrees(program_, &steps_);
+}
+
+std::unique_ptr<Interpreter> Interpreter::FromArchive(const Pt2Archive& archive, const std::string& model,
+                                                      InterpreterOptions options) {
+  Program program = Program::Parse(archive.ProgramJson(model), archive.path() + " model '" + model + "'");
+  ProgramState state = LoadProgramState(archive, model, options.device);
+  return std::make_unique<Interpreter>(std::move(program), std::move(state), options);
+}
+
+RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const RunOptions& options) {
+  c10::InferenceMode inference_mode;
+  Env env;
+  const std::vector<std::string> user_input_names = BindInputs(program_, state_, options_, user_inputs, &env);
+  RunResult result;
+  std::set<std::string> protected_names(options.keep);
+  protected_names.insert(user_input_names.begin(), user_input_names.end());
+  torch::jit::Stack stack;
+  for (const auto& step : steps_) {
+    ExecuteStep(*step, &stack, &env);
+    Observe(*step->node, env, options, &result);
+    result.peak_live_values = std::max(result.peak_live_values, env.size());
+    for (const auto& name : step->free_after) {
+      if (!protected_names.count(name)) env.erase(name);
+    }
+  }
+  CollectOutputs(program_, env, &state_, &result);
   return result;
 }
 

@@ -21,8 +21,9 @@ void Prefix(std::ostream& s, const google::LogMessageInfo& info, void*) {
 }  // namespace
 
 void InitLogging(const char* argv0) {
-  FLAGS_logtostderr = true;  // no log files left behind in /tmp
   if (!google::IsGoogleLoggingInitialized()) google::InitGoogleLogging(argv0, &Prefix, nullptr);
+  google::LogToStderr();  // no log files left behind in /tmp; glog's API, not its flag
+
 }
 
 }  // namespace aoti

@@ -14,17 +14,10 @@
 #include "harness/errors.h"
 
 #include "harness/tensor_io.h"
+#include "harness/strings.h"
 
 namespace aoti {
 namespace {
-
-std::string Join(const std::vector<int64_t>& v) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
-  os << "]";
-  return os.str();
-}
 
 std::string DescribeSpec(const std::vector<DimSpec>& dims) {
   std::ostringstream os;
@@ -271,6 +264,72 @@ std::vector<std::string> CheckPackageAgainstHost(const std::map<std::string, std
   return problems;
 }
 
+namespace {
+
+using SymbolBindings = std::map<std::string, std::pair<int64_t, std::string>>;  // symbol -> (value, where)
+
+// CheckShape: each dimension against its static size, or its symbol's range and the value
+// another input bound it to. Returns whether the shape holds.
+bool CheckShape(const Program& program, const std::string& who, const at::Tensor& t, const TensorMeta& meta,
+                SymbolBindings* bound, std::vector<std::string>* problems) {
+  bool shape_ok = true;
+  for (size_t d = 0; d < meta.sizes.size(); ++d) {
+    const DimSpec& spec = meta.sizes[d];
+    const int64_t got = t.size(static_cast<int64_t>(d));
+    if (!spec.is_symbolic()) {
+      if (got != spec.size) {
+        problems->push_back(who + ": has shape [" + JoinInts(t.sizes().vec()) + "], expected " + DescribeSpec(meta.sizes) +
+                            " (dim " + std::to_string(d) + " is " + std::to_string(got) + ", expected " +
+                            std::to_string(spec.size) + ")");
+        shape_ok = false;
+      }
+      continue;
+    }
+    auto range = program.range_constraints.find(spec.sym);
+    if (range != program.range_constraints.end() && (got < range->second.min || got > range->second.max)) {
+      problems->push_back(who + ": dim " + std::to_string(d) + " (" + spec.sym + ") is " + std::to_string(got) +
+                          ", outside the exported range [" + std::to_string(range->second.min) + ", " +
+                          std::to_string(range->second.max) + "]");
+      shape_ok = false;
+    }
+    auto b = bound->find(spec.sym);
+    if (b == bound->end()) {
+      (*bound)[spec.sym] = {got, who + " dim " + std::to_string(d)};
+    } else if (b->second.first != got) {
+      problems->push_back(who + ": dim " + std::to_string(d) + " (" + spec.sym + ") is " + std::to_string(got) +
+                          ", but " + b->second.second + " binds " + spec.sym + " = " + std::to_string(b->second.first));
+      shape_ok = false;
+    }
+  }
+  return shape_ok;
+}
+
+// CheckStrides: the compiled code indexes inputs with the strides it was compiled for.
+void CheckStrides(const std::string& who, const at::Tensor& t, const TensorMeta& meta,
+                  std::vector<std::string>* problems) {
+  bool static_strides = meta.strides.size() == meta.sizes.size();
+  for (const auto& s : meta.strides) static_strides = static_strides && !s.is_symbolic();
+  if (!static_strides) {
+    if (!t.is_contiguous()) {
+      problems->push_back(who + ": is not contiguous (strides [" + JoinInts(t.strides().vec()) + "]" +
+                          "); the program was exported with a contiguous input");
+    }
+    return;
+  }
+  for (size_t d = 0; d < meta.strides.size(); ++d) {
+    if (t.size(static_cast<int64_t>(d)) > 1 && t.stride(static_cast<int64_t>(d)) != meta.strides[d].size) {
+      std::vector<int64_t> want;
+      for (const auto& s : meta.strides) want.push_back(s.size);
+      problems->push_back(who + ": has strides [" + JoinInts(t.strides().vec()) + "]" +
+                          (t.is_contiguous() ? "" : " (not contiguous)") + ", expected strides [" + JoinInts(want) +
+                          "]; pass .contiguous() or re-export with this layout");
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> CheckInputs(const Program& program, const std::vector<at::Tensor>& inputs,
                                      const std::string& device) {
   std::vector<std::string> problems;
@@ -283,7 +342,7 @@ std::vector<std::string> CheckInputs(const Program& program, const std::vector<a
                        std::to_string(inputs.size()) + " were given");
     return problems;
   }
-  std::map<std::string, std::pair<int64_t, std::string>> bound;  // symbol -> (value, where)
+  SymbolBindings bound;
   for (size_t i = 0; i < specs.size(); ++i) {
     const std::string& name = specs[i]->value_name;
     const at::Tensor& t = inputs[i];
@@ -304,56 +363,11 @@ std::vector<std::string> CheckInputs(const Program& program, const std::vector<a
                          ScalarTypeName(meta.dtype));
     }
     if (static_cast<size_t>(t.dim()) != meta.sizes.size()) {
-      problems.push_back(who + ": has shape " + Join(t.sizes().vec()) + " (" + std::to_string(t.dim()) +
+      problems.push_back(who + ": has shape [" + JoinInts(t.sizes().vec()) + "] (" + std::to_string(t.dim()) +
                          "-D), expected " + DescribeSpec(meta.sizes) + " (" + std::to_string(meta.sizes.size()) + "-D)");
       continue;
     }
-    bool shape_ok = true;
-    for (size_t d = 0; d < meta.sizes.size(); ++d) {
-      const DimSpec& spec = meta.sizes[d];
-      const int64_t got = t.size(static_cast<int64_t>(d));
-      if (!spec.is_symbolic()) {
-        if (got != spec.size) {
-          problems.push_back(who + ": has shape " + Join(t.sizes().vec()) + ", expected " + DescribeSpec(meta.sizes) +
-                             " (dim " + std::to_string(d) + " is " + std::to_string(got) + ", expected " +
-                             std::to_string(spec.size) + ")");
-          shape_ok = false;
-        }
-        continue;
-      }
-      auto range = program.range_constraints.find(spec.sym);
-      if (range != program.range_constraints.end() && (got < range->second.min || got > range->second.max)) {
-        problems.push_back(who + ": dim " + std::to_string(d) + " (" + spec.sym + ") is " + std::to_string(got) +
-                           ", outside the exported range [" + std::to_string(range->second.min) + ", " +
-                           std::to_string(range->second.max) + "]");
-        shape_ok = false;
-      }
-      auto b = bound.find(spec.sym);
-      if (b == bound.end()) {
-        bound[spec.sym] = {got, who + " dim " + std::to_string(d)};
-      } else if (b->second.first != got) {
-        problems.push_back(who + ": dim " + std::to_string(d) + " (" + spec.sym + ") is " + std::to_string(got) +
-                           ", but " + b->second.second + " binds " + spec.sym + " = " + std::to_string(b->second.first));
-        shape_ok = false;
-      }
-    }
-    // Strides: the compiled code indexes inputs with the strides it was compiled for.
-    bool static_strides = shape_ok && meta.strides.size() == meta.sizes.size();
-    for (const auto& s : meta.strides) static_strides = static_strides && !s.is_symbolic();
-    if (static_strides) {
-      for (size_t d = 0; d < meta.strides.size(); ++d) {
-        if (t.size(static_cast<int64_t>(d)) > 1 && t.stride(static_cast<int64_t>(d)) != meta.strides[d].size) {
-          std::vector<int64_t> want;
-          for (const auto& s : meta.strides) want.push_back(s.size);
-          problems.push_back(who + ": has strides " + Join(t.strides().vec()) +
-                             (t.is_contiguous() ? "" : " (not contiguous)") + ", expected strides " + Join(want) + "; pass .contiguous() or re-export with this layout");
-          break;
-        }
-      }
-    } else if (shape_ok && !t.is_contiguous()) {
-      problems.push_back(who + ": is not contiguous (strides " + Join(t.strides().vec()) +
-                         "); the program was exported with a contiguous input");
-    }
+    if (CheckShape(program, who, t, meta, &bound, &problems)) CheckStrides(who, t, meta, &problems);
   }
   return problems;
 }

@@ -202,6 +202,73 @@ DimSpec DimFromJson(const json& d) {
   return dim;
 }
 
+namespace {
+
+TensorMeta ParseTensorMeta(const std::string& name, const json& meta, const std::string& what) {
+  TensorMeta m;
+  m.dtype = ScalarTypeFromSchema(JsonInt32(meta.at("dtype"), what + " value '" + name + "' dtype"),
+                                 what + " value '" + name + "'");
+  for (const auto& d : meta.at("sizes")) m.sizes.push_back(DimFromJson(d));
+  for (const auto& d : meta.value("strides", json::array())) m.strides.push_back(DimFromJson(d));
+  if (meta.contains("device")) m.device = meta.at("device").value("type", "cpu");
+  return m;
+}
+
+// A node's name: its own, else its first output's, else node_<index>.
+std::string NodeName(const json& n, const Node& node, size_t index) {
+  if (n.contains("name") && n.at("name").is_string()) return n.at("name").get<std::string>();
+  if (!node.outputs.empty()) {
+    const json& o = node.outputs.front();
+    const json& body = o.is_object() && o.size() == 1 ? o.begin().value() : json();
+    if (body.is_object() && body.contains("name")) return body.at("name").get<std::string>();
+    if (body.is_object() && body.contains("as_name")) return body.at("as_name").get<std::string>();
+    if (body.is_array() && !body.empty() && body[0].is_object() && body[0].contains("name")) {
+      return body[0].at("name").get<std::string>();
+    }
+  }
+  return "node_" + std::to_string(index);
+}
+
+Node ParseNode(const json& n, size_t index, const std::string& what) {
+  Node node;
+  node.target = n.at("target").get<std::string>();
+  for (const auto& in : n.at("inputs")) {
+    NamedArgument a;
+    a.name = in.at("name").get<std::string>();
+    a.arg = in.at("arg");
+    a.kind = in.value("kind", json()).is_number() ? JsonInt32(in.at("kind"), what + ": argument kind") : 0;
+    node.inputs.push_back(std::move(a));
+  }
+  for (const auto& out : n.at("outputs")) node.outputs.push_back(out);
+  const json metadata = n.value("metadata", json::object());
+  for (const auto& [k, val] : metadata.items()) {
+    if (val.is_string()) node.metadata[k] = val.get<std::string>();
+  }
+  node.raw = n;
+  for (const char* key : {"target", "inputs", "outputs", "metadata"}) node.raw.erase(key);
+  node.name = NodeName(n, node, index);
+  return node;
+}
+
+SchemaVersion ParseSchemaVersion(const json& doc, const std::string& what) {
+  SchemaVersion version;
+  try {
+    const auto& v = doc.at("schema_version");
+    version = {JsonInt32(v.at("major"), what + ": schema_version.major"),
+               JsonInt32(v.at("minor"), what + ": schema_version.minor")};
+  } catch (const json::exception& e) {
+    throw HarnessError(what + ": the program has no readable schema_version: " + e.what());
+  }
+  if (version.major != kSupportedSchemaMajor) {
+    throw HarnessError(what + ": program schema version " + std::to_string(version.major) + "." +
+                       std::to_string(version.minor) + " is not supported; this harness reads major version " +
+                       std::to_string(kSupportedSchemaMajor));
+  }
+  return version;
+}
+
+}  // namespace
+
 Program Program::Parse(const std::string& json_text, const std::string& what) {
   Program p;
   try {
@@ -210,18 +277,7 @@ Program Program::Parse(const std::string& json_text, const std::string& what) {
     throw HarnessError(what + ": the program is not valid JSON: " + e.what());
   }
   const json& doc = p.document;
-  try {
-    const auto& v = doc.at("schema_version");
-    p.schema_version = {JsonInt32(v.at("major"), what + ": schema_version.major"), JsonInt32(v.at("minor"), what + ": schema_version.minor")};
-  } catch (const json::exception& e) {
-    throw HarnessError(what + ": the program has no readable schema_version: " + e.what());
-  }
-  if (p.schema_version.major != kSupportedSchemaMajor) {
-    throw HarnessError(what + ": program schema version " + std::to_string(p.schema_version.major) +
-                       "." + std::to_string(p.schema_version.minor) +
-                       " is not supported; this harness reads major version " +
-                       std::to_string(kSupportedSchemaMajor));
-  }
+  p.schema_version = ParseSchemaVersion(doc, what);
   std::string where = "graph";
   try {
     const json& gm = doc.at("graph_module");
@@ -230,44 +286,12 @@ Program Program::Parse(const std::string& json_text, const std::string& what) {
     for (const auto& a : graph.at("outputs")) p.graph_outputs.push_back(a);
     for (const auto& [name, meta] : graph.at("tensor_values").items()) {
       where = "tensor_values['" + name + "']";
-      TensorMeta m;
-      m.dtype = ScalarTypeFromSchema(JsonInt32(meta.at("dtype"), what + " value '" + name + "' dtype"), what + " value '" + name + "'");
-      for (const auto& d : meta.at("sizes")) m.sizes.push_back(DimFromJson(d));
-      for (const auto& d : meta.value("strides", json::array())) m.strides.push_back(DimFromJson(d));
-      if (meta.contains("device")) m.device = meta.at("device").value("type", "cpu");
-      p.tensor_values.emplace(name, std::move(m));
+      p.tensor_values.emplace(name, ParseTensorMeta(name, meta, what));
     }
     const json& nodes = graph.at("nodes");
     for (size_t i = 0; i < nodes.size(); ++i) {
-      const json& n = nodes[i];
       where = "node " + std::to_string(i);
-      Node node;
-      node.target = n.at("target").get<std::string>();
-      for (const auto& in : n.at("inputs")) {
-        NamedArgument a;
-        a.name = in.at("name").get<std::string>();
-        a.arg = in.at("arg");
-        a.kind = in.value("kind", json()).is_number() ? JsonInt32(in.at("kind"), what + ": argument kind") : 0;
-        node.inputs.push_back(std::move(a));
-      }
-      for (const auto& out : n.at("outputs")) node.outputs.push_back(out);
-      const json metadata = n.value("metadata", json::object());
-      for (const auto& [k, val] : metadata.items()) {
-        if (val.is_string()) node.metadata[k] = val.get<std::string>();
-      }
-      node.raw = n;
-      for (const char* key : {"target", "inputs", "outputs", "metadata"}) node.raw.erase(key);
-      if (n.contains("name") && n.at("name").is_string()) {
-        node.name = n.at("name").get<std::string>();
-      } else if (!node.outputs.empty()) {
-        const json& o = node.outputs.front();
-        const json& body = o.is_object() && o.size() == 1 ? o.begin().value() : json();
-        if (body.is_object() && body.contains("name")) node.name = body.at("name").get<std::string>();
-        else if (body.is_object() && body.contains("as_name")) node.name = body.at("as_name").get<std::string>();
-        else if (body.is_array() && !body.empty() && body[0].is_object() && body[0].contains("name")) node.name = body[0].at("name").get<std::string>();
-      }
-      if (node.name.empty()) node.name = "node_" + std::to_string(i);
-      p.nodes.push_back(std::move(node));
+      p.nodes.push_back(ParseNode(nodes[i], i, what));
     }
     where = "signature";
     const json& sig = gm.at("signature");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <utility>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
+#include "harness/strings.h"
 
 namespace aoti {
 namespace {
@@ -21,14 +23,6 @@ constexpr const char kModelsDir[] = "models/";
 constexpr const char kAotiDir[] = "data/aotinductor/";
 constexpr const char kManifest[] = "extra/aoti_harness/package.json";
 constexpr const char kTensorDir[] = "aoti_harness/";  // manifest "file" paths are relative to it
-
-bool StartsWith(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 
@@ -249,6 +243,14 @@ namespace aoti {
 
 std::vector<at::Tensor> Pt2Archive::RecordedEagerFp64Outputs() const {
   return ReadTensors(RequireManifest("float64 eager outputs").eager_fp64_outputs, "fp64 eager output", false);
+}
+
+std::string Pt2Archive::DisplayName() const {
+  if (manifest_) {
+    const std::string& label = manifest_->model_file;
+    if (label.rfind("//", 0) == 0 || label.rfind("@", 0) == 0) return label;
+  }
+  return std::filesystem::path(path_).filename().string();
 }
 
 }  // namespace aoti

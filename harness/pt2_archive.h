@@ -58,6 +58,10 @@ class Pt2Archive {
 
   // Manifest: the harness' package.json; nullopt for archives the harness did not write.
   const std::optional<PackageManifest>& Manifest() const { return manifest_; }
+  // DisplayName: how messages and reports name the package: the Bazel label it was built
+  // or brought in by (the manifest's model_file, when it is a label), else the file's name,
+  // never a sandbox path.
+  std::string DisplayName() const;
   // SampleInputs / RecordedEagerOutputs: the flat tensors named in the manifest. Throw
   // HarnessError when the archive has no manifest. The sample inputs come back on the
   // device they were recorded on (a CUDA package's on the GPU), and the error names the

@@ -10,6 +10,7 @@
 
 #include "harness/errors.h"
 #include "harness/json_util.h"
+#include "harness/strings.h"
 
 namespace aoti {
 namespace {
@@ -29,12 +30,6 @@ const std::vector<std::pair<std::string, c10::ScalarType>>& Names() {
       {"float8_e5m2", c10::ScalarType::Float8_e5m2},
   };
   return *names;
-}
-
-std::string JoinInts(const std::vector<int64_t>& v) {
-  std::ostringstream os;
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
-  return os.str();
 }
 
 }  // namespace

@@ -11,11 +11,10 @@
 #include "harness/errors.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_io.h"
+#include "harness/strings.h"
 
 namespace aoti {
 namespace {
-
-bool Contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 std::string AllText(const TriageEvidence& e) { return e.message + "\n" + e.stderr_text; }
 
@@ -75,9 +74,13 @@ std::string HostIsa(const HostInfo& h) {
   return flags.empty() ? "none of avx2/avx512/amx" : flags;
 }
 
-const char kReduceStep[] =
-    "$ DUMP_AOTI_MINIFIER=1 bazel test <this test>   # the harness reduces the failure to the culprit node; the repro "
-    "lands in test.outputs/outputs.zip";
+// ReduceStep: the next step that reduces the failure, or, when the reduction already
+// follows this test (DUMP_AOTI_MINIFIER=1), where its repro lands.
+std::string ReduceStep(const TriageEvidence& e) {
+  if (e.reducing) return "The reduction runs when this test ends (DUMP_AOTI_MINIFIER=1): its repro lands in outputs.zip";
+  return "$ DUMP_AOTI_MINIFIER=1 bazel test <this test>   # the harness reduces the failure to the culprit node; the "
+         "repro lands in test.outputs/outputs.zip";
+}
 
 std::optional<Diagnosis> DeprecatedApi(const TriageEvidence& e) {
   const bool uses_aot_load = Contains(e.message, "aot_load(") || Contains(e.message, "torch._export.aot_compile") ||
@@ -188,7 +191,7 @@ std::optional<Diagnosis> IndexOutOfBounds(const TriageEvidence& e) {
                     "wrapper passes them; the wrapper's call of the kernel shows which input size each is.",
       "Look for a missing lower-bound guard (a negative index that should wrap: x[i] with i < 0) and for an empty "
       "tensor (a size-0 input the kernel does not skip): both produce this assertion.",
-      kReduceStep};
+      ReduceStep(e)};
   return d;
 }
 
@@ -208,7 +211,7 @@ std::optional<Diagnosis> IllegalMemoryAccess(const TriageEvidence& e) {
       "and never finished is the culprit; then print its values only "
       "(\"aot_inductor.debug_intermediate_value_printer\": \"2\", \"aot_inductor.filtered_kernel_names\": "
       "\"<that kernel>\").",
-      kReduceStep};
+      ReduceStep(e)};
   return d;
 }
 
@@ -285,7 +288,7 @@ std::optional<Diagnosis> NanInf(const TriageEvidence& e) {
   for (const auto& r : e.reruns) d.evidence.push_back(r);
   if (!e.culprit.empty()) d.evidence.push_back("the reducer's first node that makes them: '" + e.culprit + "' (" + e.culprit_op + ")");
   d.next_steps = {
-      e.culprit.empty() ? std::string(kReduceStep) + " (localize_first names the first node whose compiled value diverges)"
+      e.culprit.empty() ? ReduceStep(e) + " (localize_first names the first node whose compiled value diverges)"
                         : "The culprit node alone reproduces it: python repro.py, beside this file.",
       "On CUDA, recompile with TORCHINDUCTOR_NAN_ASSERTS=1 (a compile-time setting): each Triton kernel asserts its "
       "outputs are finite. On CPU the torch 2.13 wheel checks only the graph's inputs with it, which the harness has "
@@ -324,7 +327,7 @@ std::optional<Diagnosis> CompileError(const TriageEvidence& e) {
   std::smatch k;
   if (std::regex_search(e.message, k, kernel)) d.evidence.push_back("in kernel " + k.str(1));
   if (!e.culprit.empty()) d.evidence.push_back("the reducer's culprit: node '" + e.culprit + "' (" + e.culprit_op + ")");
-  d.next_steps = {e.culprit.empty() ? std::string(kReduceStep) + " (localize_kernel maps the failing kernel to its nodes)"
+  d.next_steps = {e.culprit.empty() ? ReduceStep(e) + " (localize_kernel maps the failing kernel to its nodes)"
                                     : "The repro beside this file fails the same way: python repro.py.",
                   "The generated source is kept with TORCH_COMPILE_DEBUG=1 or TORCH_LOGS=output_code when compiling; "
                   "the failing line above is in it.",
@@ -346,7 +349,7 @@ std::optional<Diagnosis> Crash(const TriageEvidence& e) {
   }
   for (const auto& r : e.reruns) d.evidence.push_back(r);
   if (!e.culprit.empty()) d.evidence.push_back("the reducer's culprit: node '" + e.culprit + "' (" + e.culprit_op + ")");
-  d.next_steps = {e.culprit.empty() ? std::string(kReduceStep) + " (localize_kernel names the kernel launched and never "
+  d.next_steps = {e.culprit.empty() ? ReduceStep(e) + " (localize_kernel names the kernel launched and never "
                                                                   "finished, in one compile)"
                                     : "The repro beside this file fails the same way: python repro.py.",
                   "Check the inputs at run time: $ bazel test <this test> --test_arg=--aoti_runtime_check_inputs"};
@@ -371,7 +374,7 @@ std::optional<Diagnosis> AccuracyDrift(const TriageEvidence& e) {
     d.evidence.push_back("the first divergent node: '" + e.culprit + "' (" + e.culprit_op +
                          "): on its own inputs its compiled value diverges from eager and float64");
   }
-  d.next_steps = {e.culprit.empty() ? std::string(kReduceStep) + " (localize_first names the first divergent node in "
+  d.next_steps = {e.culprit.empty() ? ReduceStep(e) + " (localize_first names the first divergent node in "
                                                                   "one compile)"
                                     : "The repro beside this file holds that node alone: python repro.py.",
                   "The error per element is plotted in report.html beside the repro: drift everywhere, in one "

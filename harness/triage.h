@@ -56,6 +56,9 @@ struct TriageEvidence {
   // After a reduction (empty otherwise): the culprit node, its operator, nodes left.
   std::string culprit, culprit_op;
   size_t reduced_nodes = 0;
+  // A reduction follows when the test ends (DUMP_AOTI_MINIFIER=1): the next steps say
+  // where its repro lands instead of how to start one.
+  bool reducing = false;
 };
 
 struct DiagnosisRule {

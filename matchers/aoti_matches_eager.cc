@@ -5,24 +5,36 @@
 
 #include <algorithm>
 
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 #include "harness/errors.h"
 #include "harness/failing_case.h"
-#include "harness/flags.h"
+#include "plugin/flags.h"
 #include "harness/pt2_archive.h"
 #include "harness/triage.h"
+#include "harness/strings.h"
 
 namespace aoti {
 namespace {
 
-std::string AbsolutePath(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
-
 std::string CurrentTestName() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   return info ? std::string(info->test_suite_name()) + "." + info->name() : "unknown";
+}
+
+// NamedByLabel: the message with the package's path (as the test gave it, inside Bazel's
+// runfiles) replaced by the name the user knows it by, its Bazel label.
+std::string NamedByLabel(std::string message, const std::string& path, const std::string& label) {
+  if (path.empty() || label.empty() || label == path) return message;
+  // Only where the path stands alone, not as the tail of a longer (absolute) path.
+  for (size_t p = message.find(path); p != std::string::npos;) {
+    if (p > 0 && message[p - 1] != ' ' && message[p - 1] != '\n' && message[p - 1] != '\'' && message[p - 1] != '(') {
+      p = message.find(path, p + path.size());
+      continue;
+    }
+    message.replace(p, path.size(), label);
+    p = message.find(path, p + label.size());
+  }
+  return message;
 }
 
 }  // namespace
@@ -53,6 +65,7 @@ std::string CurrentTestName() {
   std::string summary;
   try {
     TriageEvidence evidence = GatherEvidence(package, &given, r, options);
+    evidence.reducing = ReducesOnFailure(r.failure_class);
     if (NeedsDebugRerun(evidence) && !evidence.package_is_shared_object) {
       DebugRerun(AbsolutePath(package), given, options, &evidence);
     }
@@ -84,15 +97,19 @@ std::string CurrentTestName() {
   }
   if (r.flaky) ::testing::Test::RecordProperty("aoti_flaky", "true");
   ::testing::AssertionResult failure = ::testing::AssertionFailure();
-  failure << "AOTI check failed (" << failure_class << "): " << r.message;
+  failure << "AOTI check failed (" << failure_class << "): " << NamedByLabel(r.message, package, r.package_name);
   if (!summary.empty()) failure << "\n  " << summary;
   if (!r.diagnoses.empty()) ::testing::Test::RecordProperty("aoti_diagnosis", r.diagnoses.front().id);
   if (!directory.empty()) {
     ::testing::Test::RecordProperty("aoti_case", InOutputsZip(directory));
-    failure << "\n  The failing case is in " << directory << " (test.outputs/outputs.zip under Bazel); "
-            << "reduce it with: aoti_reduce minify --case_dir=" << directory
-            << " (or run the test with DUMP_AOTI_MINIFIER=1)"
-            << (r.diagnosis_markdown.empty() ? "" : "; the diagnosis in full: " + directory + "/diagnosis.md");
+    failure << "\n  The failing case: " << ForUser(directory);
+    if (!r.diagnosis_markdown.empty()) failure << "\n  The diagnosis in full: " << InOutputsZip(directory) << "/diagnosis.md";
+    if (ReducesOnFailure(failure_class)) {
+      failure << "\n  The reduced repro, when the test ends: " << InOutputsZip(directory) << "/repro/";
+    } else {
+      failure << "\n  Reduce it: " << ReduceCaseCommand(directory);
+      if (!FLAGS_aoti_reduce_on_failure) failure << "\n    (or run the test again with --test_env=DUMP_AOTI_MINIFIER=1)";
+    }
   }
   return failure;
 }

@@ -15,6 +15,8 @@
 //   aoti_reduce --print_strategies
 //
 // This replaces upstream's minifier_launcher.py.
+#include <unistd.h>
+
 #include <iostream>
 #include <sstream>
 
@@ -23,9 +25,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/case_file.h"
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 #include "harness/errors.h"
-#include "harness/flags.h"
+#include "plugin/flags.h"
 #include "harness/logging.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
@@ -50,7 +52,8 @@ DEFINE_double(hang_timeout_s, 20,
               "case's own timeout; 0: that timeout)");
 DEFINE_string(aoti_reduce_strategies, "", "comma-separated strategies, in order (default: all; see --print_strategies)");
 DEFINE_string(out, "", "artifact directory (default: ./aoti_repro)");
-DEFINE_string(python, "", "Python with torch for the compile server (default: $AOTI_PYTHON or python3)");
+DEFINE_string(python, "", "Python with torch for the compile server (default: $AOTI_PYTHON, else the one the "
+              "harness was built with (@torch//:python in the runfiles), else python3)");
 DEFINE_string(compile_server, "", "path of tools/compile_server.py (default: next to this binary's runfiles)");
 DEFINE_double(compile_timeout_s, 900, "timeout for one compile");
 DEFINE_bool(offload_to_disk, false, "keep the eager intermediates on disk instead of in memory");
@@ -73,27 +76,17 @@ std::string Dirname(const std::string& p) {
   return slash == std::string::npos ? "." : p.substr(0, slash);
 }
 
-int Main(int argc, char** argv) {
-  if (FLAGS_print_strategies) {
-    for (const auto& s : aoti::Strategies()) std::cout << s.name << "\t" << s.description << "\n";
-    return 0;
-  }
-  if (argc != 2 || (std::string(argv[1]) != "run" && std::string(argv[1]) != "minify")) {
-    std::cerr << "usage: aoti_reduce run|minify --package P [options]; see --help\n";
-    return 64;
-  }
-  const std::string command = argv[1];
+// SpecFromFlags: the failing case, from --case_dir (the options the test ran with, single
+// fields overridden by --aoti_* flags given here) or from --package and the flags.
+aoti::ReduceSpec SpecFromFlags(aoti::ReduceOptions* options) {
   aoti::ReduceSpec spec;
-  aoti::ReduceOptions options;
   std::string package = FLAGS_package, inputs_dir = FLAGS_inputs;
   if (!FLAGS_case_dir.empty()) {
-    const aoti::CaseFile c =
-        aoti::ParseCaseFile(aoti::ReadTextFile(FLAGS_case_dir + "/case.json"), FLAGS_case_dir);
+    const aoti::CaseFile c = aoti::ParseCaseFile(aoti::ReadTextFile(FLAGS_case_dir + "/case.json"), FLAGS_case_dir);
     package = c.package;
     if (!c.inputs_dir.empty()) inputs_dir = c.inputs_dir;
     spec.failure_class = c.failure_class;
-    options.check_str = c.check_str;
-    // The options the test ran with; --aoti_* flags given here override single fields.
+    options->check_str = c.check_str;
     spec.check = aoti::CheckOptionsFromFlags(&c.options);
   } else {
     spec.check = aoti::CheckOptionsFromFlags();
@@ -103,49 +96,79 @@ int Main(int argc, char** argv) {
   spec.model = spec.check.model;
   if (!inputs_dir.empty()) spec.inputs = aoti::ReadTensorBundle(inputs_dir);
   if (!FLAGS_failure_class.empty()) spec.failure_class = FLAGS_failure_class;
-  if (!FLAGS_check_str.empty()) options.check_str = FLAGS_check_str;
+  if (!FLAGS_check_str.empty()) options->check_str = FLAGS_check_str;
   if (FLAGS_strict_accuracy) spec.check.accuracy.mode = aoti::AccuracyMode::kStrict;
-  if (command == "run") {
-    const aoti::CheckReport r = aoti::CheckAotiMatchesEager(package, spec.inputs.empty() ? nullptr : &spec.inputs, spec.check);
-    std::cout << (r.pass ? "passes: compiled matches eager" : "fails (" + r.failure_class + "): " + r.message) << "\n";
-    return r.pass ? 0 : 1;
-  }
+  return spec;
+}
+
+void ReduceOptionsFromFlags(aoti::ReduceOptions* options) {
   if (FLAGS_max_granularity < 0 || (FLAGS_max_granularity & (FLAGS_max_granularity - 1)) != 0) {
     throw aoti::HarnessError("--max_granularity=" + std::to_string(FLAGS_max_granularity) + ": expected a power of two");
   }
-  options.max_granularity = FLAGS_max_granularity;
-  options.skip_sanity = FLAGS_skip_sanity;
-  options.time_budget_s = FLAGS_time_budget_s;
-  options.hang_timeout_s = FLAGS_hang_timeout_s;
-  options.strategies = aoti::SplitFlagList(FLAGS_aoti_reduce_strategies);
-  options.compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
-  options.offload_to_disk = FLAGS_offload_to_disk;
-  options.random_weights = FLAGS_random_weights;
-  options.stage_ladder = FLAGS_stage_ladder;
   if (FLAGS_jobs < 0) throw aoti::HarnessError("--jobs=" + std::to_string(FLAGS_jobs) + ": expected 0 (fit the machine) or more");
-  options.jobs = FLAGS_jobs;
-  options.skip_export_errors = FLAGS_skip_export_error;
+  options->max_granularity = FLAGS_max_granularity;
+  options->skip_sanity = FLAGS_skip_sanity;
+  options->time_budget_s = FLAGS_time_budget_s;
+  options->hang_timeout_s = FLAGS_hang_timeout_s;
+  options->strategies = aoti::SplitFlagList(FLAGS_aoti_reduce_strategies);
+  options->compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
+  options->offload_to_disk = FLAGS_offload_to_disk;
+  options->random_weights = FLAGS_random_weights;
+  options->stage_ladder = FLAGS_stage_ladder;
+  options->jobs = FLAGS_jobs;
+  options->skip_export_errors = FLAGS_skip_export_error;
+}
+
+// ServerFromFlags: the compile server: its Python (said, and resolved here: execve
+// searches no PATH), its script (from the runfiles), the test's op libraries.
+aoti::CompileServerOptions ServerFromFlags(const aoti::ReduceSpec& spec, const aoti::ReduceOptions& options,
+                                           const char* argv0, const std::string& out) {
   aoti::CompileServerOptions server;
   const char* env_python = std::getenv("AOTI_PYTHON");
-  // execve searches no PATH: a bare name is resolved here, and the choice is said.
-  const std::string python_from = !FLAGS_python.empty() ? "--python" : env_python && *env_python ? "AOTI_PYTHON" : "PATH";
-  server.python = aoti::FindExecutable(!FLAGS_python.empty() ? FLAGS_python
-                                                             : (env_python && *env_python ? env_python : "python3"));
+  const char* env_runfiles = std::getenv("RUNFILES_DIR");
+  const std::string runfiles = env_runfiles ? env_runfiles : Dirname(argv0) + "/aoti_reduce.runfiles";
+  const std::string built_with = runfiles + "/torch/python";  // @torch//:python, the harness' own
+  std::string python = "python3", python_from = "PATH";
+  if (!FLAGS_python.empty()) {
+    python = FLAGS_python, python_from = "--python";
+  } else if (env_python && *env_python) {
+    python = env_python, python_from = "AOTI_PYTHON";
+  } else if (::access(built_with.c_str(), X_OK) == 0) {
+    python = built_with, python_from = "the runfiles: @torch//:python";
+  }
+  server.python = aoti::FindExecutable(python);
   LOG(INFO) << "compile server Python: " << server.python << " (from " << python_from << ")";
   server.server_script = FLAGS_compile_server;
-  if (server.server_script.empty()) {
-    const char* runfiles = std::getenv("RUNFILES_DIR");
-    server.server_script = std::string(runfiles ? runfiles : Dirname(argv[0]) + "/aoti_reduce.runfiles") +
-                           "/aoti_harness/tools/compile_server.py";
-  }
+  if (server.server_script.empty()) server.server_script = runfiles + "/aoti_harness/tools/compile_server.py";
   server.timeout_s = FLAGS_compile_timeout_s;
   server.precompiled_headers_dir = aoti::PrecompiledHeadersDir(options.compile_cache);
   server.op_libraries = spec.check.runner.op_libraries;
   server.env_pass_through = spec.check.runner.env_pass_through;
+  server.log_path = out + "/compile_server.log";
+  return server;
+}
+
+int Main(int argc, char** argv) {
+  if (FLAGS_print_strategies) {
+    for (const auto& s : aoti::Strategies()) std::cout << s.name << "\t" << s.description << "\n";
+    return 0;
+  }
+  if (argc != 2 || (std::string(argv[1]) != "run" && std::string(argv[1]) != "minify")) {
+    std::cerr << "usage: aoti_reduce run|minify --package P [options]; see --help\n";
+    return 64;
+  }
+  aoti::ReduceOptions options;
+  const aoti::ReduceSpec spec = SpecFromFlags(&options);
+  if (std::string(argv[1]) == "run") {
+    const aoti::CheckReport r =
+        aoti::CheckAotiMatchesEager(spec.package, spec.inputs.empty() ? nullptr : &spec.inputs, spec.check);
+    std::cout << (r.pass ? "passes: compiled matches eager" : "fails (" + r.failure_class + "): " + r.message) << "\n";
+    return r.pass ? 0 : 1;
+  }
+  ReduceOptionsFromFlags(&options);
   const std::string out = FLAGS_out.empty() ? "aoti_repro" : FLAGS_out;
   aoti::MakeDirs(out);
-  server.log_path = out + "/compile_server.log";
-  aoti::CompileClient client(server);
+  aoti::CompileClient client(ServerFromFlags(spec, options, argv[0], out));
   aoti::TempDir work("aoti_reduce");
   aoti::ProgressLog progress;
   aoti::ReduceResult r;
@@ -159,8 +182,8 @@ int Main(int argc, char** argv) {
   aoti::WriteArtifacts(r, spec, options, out);
   std::cout << "reduced " << r.failure_class << " from " << r.nodes_before << " to " << r.nodes_after << " nodes with "
             << r.compiles << " compiles on " << r.jobs << " compile server" << (r.jobs == 1 ? "" : "s") << " ("
-            << r.speculative_compiles << " compiled ahead and not needed, " << r.cache_hits << " cache hits, " << r.disk_cache_hits
-            << " compiles served by the disk cache) in " << r.seconds << " s\n"
+            << r.speculative_compiles << " compiled ahead and not needed, " << r.cache_hits << " cache hits, "
+            << r.disk_cache_hits << " compiles served by the disk cache) in " << r.seconds << " s\n"
             << aoti::FormatGraph(r.minimal) << "artifacts: " << out << "\n";
   return 0;
 }
@@ -171,6 +194,12 @@ int main(int argc, char** argv) {
   gflags::SetUsageMessage("aoti_reduce run|minify --package P [options]");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   aoti::InitLogging(argv[0]);
+  // Run by hand or by `bazel run` (which sets no RUNFILES_DIR in every Bazel): the runfiles
+  // beside the binary, where the runner and the compile server are found.
+  const std::string runfiles = std::string(argv[0]) + ".runfiles";
+  if (!std::getenv("RUNFILES_DIR") && !std::getenv("TEST_SRCDIR") && ::access(runfiles.c_str(), R_OK) == 0) {
+    ::setenv("RUNFILES_DIR", runfiles.c_str(), 1);
+  }
   try {
     return Main(argc, argv);
   } catch (const aoti::ReducerError& e) {  // before HarnessError, which it extends

@@ -72,16 +72,9 @@ std::string Starlark(const std::string& text) { return StringLiteral(text, Sourc
 // ReproPy: repro.py, standalone. It judges by the check options the test ran with
 // (`options_json`, CheckOptionsToJson's object with op libraries relative to the repro
 // directory): the same rule, tolerances, judged outputs, runner environment and timeout.
-std::string ReproPy(const ReduceResult& r, const std::string& options_json, const std::string& check_str,
-                    const std::string& env, const std::string& device) {
-  std::ostringstream py;
-  py << "#!/usr/bin/env python3\n"
-     << "# aoti_harness repro: " << CommentLine(r.failure_class) << ", reduced from " << r.nodes_before << " to "
-     << r.nodes_after << " nodes.\n#\n# Minimal graph:\n"
-     << CommentBlock(FormatGraph(r.minimal), "#   ") << "#\n"
-     << CommentBlock(env, "# ") << "#\n"
-     << "# Usage: python repro.py    (exit 1: the failure reproduces; 0: it does not; 2: it fails differently)\n"
-     << R"PY(import json
+// repro.py's fixed parts: its imports, and the loader, the child run and the test's rule
+// (the names above them are written per repro by ReproPy).
+constexpr const char kReproPyImports[] = R"PY(import json
 import os
 import subprocess
 import sys
@@ -94,18 +87,9 @@ from torch.utils import _pytree as pytree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "repro.pt2")
-)PY"
-     << "FAILURE_CLASS = " << Py(r.failure_class) << "\n"
-     << "CHECK_STR = " << Py(check_str) << "\n"
-     << "INDUCTOR_CONFIGS = json.loads(" << Py(r.inductor_configs_json) << ")\n"
-     << "# The model inside repro.pt2.\n"
-     << "MODEL = " << Py(r.model) << "\n"
-     << "# The check options the failing test ran with (its case.json's check_options): the repro\n"
-     << "# judges by the same rule, tolerances and outputs, and runs the compiled model as it did.\n"
-     << "OPTIONS = json.loads(" << Py(options_json) << ")\n"
-     << "# The device the program, its weights and its inputs are on (the compiled model's).\n"
-     << "DEVICE = " << Py(device) << "\n"
-     << R"PY(ACCURACY = OPTIONS["accuracy"]
+)PY";
+
+constexpr const char kReproPyBody[] = R"PY(ACCURACY = OPTIONS["accuracy"]
 RUNNER = OPTIONS["runner"]
 OP_LIBRARIES = [lib if os.path.isabs(lib) else os.path.join(HERE, lib) for lib in RUNNER["op_libraries"]]
 
@@ -173,10 +157,10 @@ def close(i, eager, compiled, fp64):
         return False, f"output {i}: {compiled.dtype}{list(compiled.shape)}, eager {eager.dtype}{list(eager.shape)}"
     if not floating and ACCURACY.get("exact_non_fp"):
         return torch.equal(eager, compiled), f"output {i} differs (compared exactly)"
-    if mode == "strict":
+    if mode == STRICT:
         a, b = (eager.to(torch.uint8), compiled.to(torch.uint8)) if eager.dtype == torch.bool else (eager, compiled)
         return torch.allclose(a, b, atol=tol, rtol=tol, equal_nan=True), f"output {i} not allclose at {tol}"
-    if mode == "assert_close":
+    if mode == ASSERT_CLOSE:
         kw = dict(zip(("rtol", "atol"), assert_close_tolerances(eager))) if floating else {}
         try:
             torch.testing.assert_close(compiled, eager, equal_nan=True, **kw)
@@ -263,7 +247,7 @@ def run_once(ep, args, kwargs, package, inputs_path, outputs_path):
     with torch.no_grad():
         eager = ep.module()(*args, **kwargs)
         fp64 = None
-        if ACCURACY["mode"] == "fp64":
+        if ACCURACY["mode"] == FP64:
             to64 = lambda t: t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
             fp64 = ep.module().to(torch.float64)(*pytree.tree_map(to64, args), **pytree.tree_map(to64, kwargs))
     eager, compiled = pytree.tree_leaves(eager), pytree.tree_leaves(compiled)
@@ -286,6 +270,31 @@ if __name__ == "__main__":
         sys.exit(0)
     sys.exit(main())
 )PY";
+
+std::string ReproPy(const ReduceResult& r, const std::string& options_json, const std::string& check_str,
+                    const std::string& env, const std::string& device) {
+  std::ostringstream py;
+  py << "#!/usr/bin/env python3\n"
+     << "# aoti_harness repro: " << CommentLine(r.failure_class) << ", reduced from " << r.nodes_before << " to "
+     << r.nodes_after << " nodes.\n#\n# Minimal graph:\n"
+     << CommentBlock(FormatGraph(r.minimal), "#   ") << "#\n"
+     << CommentBlock(env, "# ") << "#\n"
+     << "# Usage: python repro.py    (exit 1: the failure reproduces; 0: it does not; 2: it fails differently)\n"
+     << kReproPyImports
+     << "FAILURE_CLASS = " << Py(r.failure_class) << "\n"
+     << "CHECK_STR = " << Py(check_str) << "\n"
+     << "INDUCTOR_CONFIGS = json.loads(" << Py(r.inductor_configs_json) << ")\n"
+     << "# The model inside repro.pt2.\n"
+     << "MODEL = " << Py(r.model) << "\n"
+     << "# The check options the failing test ran with (its case.json's check_options): the repro\n"
+     << "# judges by the same rule, tolerances and outputs, and runs the compiled model as it did.\n"
+     << "OPTIONS = json.loads(" << Py(options_json) << ")\n"
+     << "# The device the program, its weights and its inputs are on (the compiled model's).\n"
+     << "DEVICE = " << Py(device) << "\n"
+     << "# The accuracy modes as the check options spell them.\n"
+     << "FP64, STRICT, ASSERT_CLOSE = " << Py(AccuracyModeName(AccuracyMode::kFp64Rmse)) << ", "
+     << Py(AccuracyModeName(AccuracyMode::kStrict)) << ", " << Py(AccuracyModeName(AccuracyMode::kAssertClose)) << "\n"
+     << kReproPyBody;
   return py.str();
 }
 
@@ -395,52 +404,9 @@ bool SameContents(const std::string& a, const std::string& b) {
   return fa.eof() && fb.eof();
 }
 
-void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
-                      const std::string& out_dir, bool full, const std::vector<std::string>& not_written) {
-  MakeDirs(out_dir + "/checkpoints");
-  // The listener's repro lies in the test's case directory (<case>/repro), beside the
-  // case's own copy of the original: case.json points there (../original.pt2) instead of
-  // a second copy of the whole model.
-  const std::string beside = (fs::path(out_dir).parent_path() / "original.pt2").string();
-  const bool original_beside = full && SameContents(spec.package, beside);
-  if (full && !original_beside) CopyFile(spec.package, out_dir + "/original.pt2");
-  auto original = Pt2Archive::Open(spec.package);
-  // The original's device is the repro's: candidates keep each input's device.
-  const std::string device = original->DeviceType(r.model);
-  if (!spec.inputs.empty()) {
-    MakeDirs(out_dir + "/original_inputs");
-    WriteTensorBundle(out_dir + "/original_inputs", spec.inputs);
-  }
-  // The check options the test ran with, its op libraries copied here: case.json,
-  // check_options.json (the repro test's) and repro.py all carry the same value.
-  CheckOptions check = spec.check;
-  check.model = r.model;
-  check.runner.op_libraries = CopyOpLibraries(spec.check.runner.op_libraries, out_dir);
-  CaseFile case_file;
-  case_file.package = original_beside ? beside : full ? out_dir + "/original.pt2" : fs::absolute(spec.package).string();
-  case_file.failure_class = r.failure_class;
-  case_file.message = r.message;
-  case_file.check_str = options.check_str;
-  case_file.inductor_configs_json = r.inductor_configs_json;
-  case_file.inputs_dir = spec.inputs.empty() ? "" : out_dir + "/original_inputs";
-  case_file.device = device;
-  case_file.options = check;
-  WriteAtomically(out_dir + "/case.json", JsonText(CaseFileToJson(case_file, out_dir), 1));
-  // The repro judges as the reduction did: a hang at the reduction's shorter timeout.
-  CheckOptions repro_check = check;
-  if (r.hang_timeout_s > 0) repro_check.runner.timeout_s = r.hang_timeout_s;
-  const json options_json = CheckOptionsToJson(repro_check, out_dir);
-  WriteAtomically(out_dir + "/check_options.json", JsonText(options_json, 1) + "\n");
-  if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
-  for (const auto& [nodes, archive] : r.checkpoints) {
-    if (full && !archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
-  }
-  const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
-  WriteAtomically(out_dir + "/repro.py", ReproPy(r, JsonText(options_json), options.check_str, env, device));
-  // graph.dot, the culprit marked (report.html draws it).
-  WriteAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));
-  // The Bazel form of the repro: the same program, configs, model name and op libraries,
-  // judged by the same options (check_options.json).
+// ReproBuild: the Bazel form of the repro (BUILD.bazel): the same program, configs, model
+// name and op libraries, judged by the same options (check_options.json).
+std::string ReproBuild(const ReduceResult& r, const json& options_json, const std::string& device) {
   std::string libraries;
   for (const auto& lib : options_json.at("runner").at("op_libraries")) {
     libraries += (libraries.empty() ? "" : ", ") + Starlark(lib.get<std::string>());
@@ -460,31 +426,19 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
         << "    args = [\"--aoti_check_options=$(rootpath check_options.json)\"],\n";
   if (!libraries.empty()) build << "    op_libraries = [" << libraries << "],\n";
   build << tags << ")\n";
-  WriteAtomically(out_dir + "/BUILD.bazel", build.str());
-  WriteAtomically(out_dir + "/repro_test.cc",
-                  "// aoti_harness repro: " + CommentLine(r.failure_class) + ", " + std::to_string(r.nodes_after) +
-                      " nodes. Minimal graph:\n" + CommentBlock(FormatGraph(r.minimal), "//   ") +
-                      "#include <gtest/gtest.h>\n\n#include \"matchers/aoti_matches_eager.h\"\n\n"
-                      "TEST(AotiRepro, CompiledMatchesEager) { EXPECT_AOTI_MATCHES_EAGER(aoti::PackageUnderTest()); }\n");
-  // report.md
+  return build.str();
+}
+
+std::string ReproTestCc(const ReduceResult& r) {
+  return "// aoti_harness repro: " + CommentLine(r.failure_class) + ", " + std::to_string(r.nodes_after) +
+         " nodes. Minimal graph:\n" + CommentBlock(FormatGraph(r.minimal), "//   ") +
+         "#include <gtest/gtest.h>\n\n#include \"matchers/aoti_matches_eager.h\"\n\n"
+         "TEST(AotiRepro, CompiledMatchesEager) { EXPECT_AOTI_MATCHES_EAGER(aoti::PackageUnderTest()); }\n";
+}
+
+// FiguresMarkdown: report.md's table of figures.
+std::string FiguresMarkdown(const ReduceResult& r, const ReduceSpec& spec) {
   std::ostringstream md;
-  md << "# AOTI repro: " << r.failure_class << "\n\n"
-     << "Reduced `" << spec.package << "` from **" << r.nodes_before << "** to **" << r.nodes_after << "** nodes"
-     << (r.culprit.empty() ? std::string(".") : "; the culprit is `" + r.culprit + "`.") << " A page of it: `report.html`.\n\n"
-     << ShippedNote(*original, r.inductor_configs_json)
-     << "## Failure\n\n```\n" << WithReproPath(r.message, r.final_archive) << "\n```\n\n"
-     << "## Environment\n\n```\n" << env << "```\n\n"
-     << "## Minimal graph\n\n```\n" << FormatGraph(r.minimal) << "```\n\n";
-  md << "## Weights\n\n`repro.pt2` holds " << r.weights_note << "."
-     << (r.weights == "random" ? " `checkpoints/` and `original.pt2` hold the model's real weights: share `repro.pt2`, "
-                                 "`repro.py` and `repro_test.cc` alone."
-                               : "")
-     << "\n\n";
-  if (!r.dynamic_shapes.empty()) {
-    md << "## Dynamic shapes\n\n";
-    for (const auto& line : r.dynamic_shapes) md << "- " << line << "\n";
-    md << "\n";
-  }
   md << "## Figures\n\n| what | value |\n| --- | --- |\n"
      << "| nodes before | " << r.nodes_before << " |\n| nodes after | " << r.nodes_after << " |\n"
      << "| compiles | " << r.compiles << " |\n| compile servers (--jobs) | " << r.jobs << " |\n"
@@ -500,8 +454,32 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
                                     std::to_string(static_cast<int>(r.hang_timeout_s)) + " s (the test's own: " +
                                     std::to_string(static_cast<int>(spec.check.runner.timeout_s)) + " s) |\n"
                               : std::string())
-     << "\n"
-     << "## Steps\n\nStrategies, in order: ";
+     << "\n";
+  return md.str();
+}
+
+// ReportMarkdown: report.md, the repro in words and tables.
+std::string ReportMarkdown(const ReduceResult& r, const ReduceSpec& spec, const Pt2Archive& original,
+                           const std::string& env, const std::vector<std::string>& not_written) {
+  std::ostringstream md;
+  md << "# AOTI repro: " << r.failure_class << "\n\n"
+     << "Reduced `" << ShownPackage(r, spec) << "` from **" << r.nodes_before << "** to **" << r.nodes_after << "** nodes"
+     << (r.culprit.empty() ? std::string(".") : "; the culprit is `" + r.culprit + "`.") << " A page of it: `report.html`.\n\n"
+     << ShippedNote(original, r.inductor_configs_json)
+     << "## Failure\n\n```\n" << WithReproPath(r.message, r.final_archive) << "\n```\n\n"
+     << "## Environment\n\n```\n" << env << "```\n\n"
+     << "## Minimal graph\n\n```\n" << FormatGraph(r.minimal) << "```\n\n";
+  md << "## Weights\n\n`repro.pt2` holds " << r.weights_note << "."
+     << (r.weights == "random" ? " `checkpoints/` and `original.pt2` hold the model's real weights: share `repro.pt2`, "
+                                 "`repro.py` and `repro_test.cc` alone."
+                               : "")
+     << "\n\n";
+  if (!r.dynamic_shapes.empty()) {
+    md << "## Dynamic shapes\n\n";
+    for (const auto& line : r.dynamic_shapes) md << "- " << line << "\n";
+    md << "\n";
+  }
+  md << FiguresMarkdown(r, spec) << "## Steps\n\nStrategies, in order: ";
   for (size_t i = 0; i < r.strategies.size(); ++i) md << (i ? ", " : "") << "`" << r.strategies[i] << "`";
   md << "\n\n| strategy | what | nodes | compiles so far | time |\n| --- | --- | --- | ---: | ---: |\n";
   for (const auto& e : r.log) {
@@ -509,72 +487,134 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
        << e.compiles << " | " << static_cast<int>(e.seconds + 0.5) << " s |\n";
   }
   if (r.stage.ran || !r.stage.why_not.empty()) md << "\n" << StageMarkdown(r.stage);
-  if (r.stage.ran) {
-    const std::string label = "`" + fs::path(spec.package).filename().string() + "` (model `" + r.model + "`)";
-    WriteAtomically(out_dir + "/workaround.md", WorkaroundMarkdown(r.stage, label));
-  }
   if (!not_written.empty()) {
     md << "\n## Not written\n\nThe full set of artifacts could not be written, so this directory holds the "
           "essentials only (no checkpoints, no copy of the original):\n\n";
     for (const auto& w : not_written) md << "- " << w << "\n";
   }
-  WriteAtomically(out_dir + "/report.md", md.str());
-  // diagnosis.md: the triage of the repro's failure, with the reducer's culprit as evidence.
-  {
-    TriageEvidence evidence;
-    evidence.package = "repro.pt2";
-    evidence.failure_class = r.failure_class;
-    evidence.message = WithReproPath(r.message, r.final_archive);
-    evidence.host = DetectHost();
-    evidence.culprit = r.culprit;
-    evidence.reduced_nodes = r.nodes_after;
-    for (const auto& n : r.minimal.nodes) {
-      if (n.name == r.culprit) evidence.culprit_op = ShortTarget(n.target);
-    }
-    for (const auto& p : r.error_profiles) {
-      if (p.where != "the repro") continue;
-      OutputFiniteness o;
-      o.name = p.output;
-      o.numel = p.numel;
-      for (size_t i = 0; i < p.compiled_error.size(); ++i) {
-        // A non-finite bucket holds at least one non-finite element, of the compiled run or of eager's.
-        if (!std::isfinite(p.compiled_error[i]) && std::isfinite(p.eager_error[i])) ++o.compiled_nan;
-      }
-      if (o.compiled_nan) evidence.outputs.push_back(o);
-    }
-    WriteAtomically(out_dir + "/diagnosis.md", DiagnosisMarkdown(Triage(evidence), evidence) +
-                                                 (r.stage.ran ? "\n" + StageMarkdown(r.stage) : std::string()));
+  return md.str();
+}
+
+// DiagnosisOfRepro: diagnosis.md, the triage of the repro's failure, with the reducer's
+// culprit as evidence.
+std::string DiagnosisOfRepro(const ReduceResult& r) {
+  TriageEvidence evidence;
+  evidence.package = "repro.pt2";
+  evidence.failure_class = r.failure_class;
+  evidence.message = WithReproPath(r.message, r.final_archive);
+  evidence.host = DetectHost();
+  evidence.culprit = r.culprit;
+  evidence.reduced_nodes = r.nodes_after;
+  for (const auto& n : r.minimal.nodes) {
+    if (n.name == r.culprit) evidence.culprit_op = ShortTarget(n.target);
   }
-  // report.html: the same, as a page with the graphs drawn and the error plotted.
-  WriteAtomically(out_dir + "/report.html", ReportHtml(r, spec, env, WithReproPath(r.message, r.final_archive), out_dir));
-  // summary.json: the same figures for machines (CI, scripts).
+  for (const auto& p : r.error_profiles) {
+    if (p.where != "the repro") continue;
+    OutputFiniteness o;
+    o.name = p.output;
+    o.numel = p.numel;
+    for (size_t i = 0; i < p.compiled_error.size(); ++i) {
+      // A non-finite bucket holds at least one non-finite element, of the compiled run or of eager's.
+      if (!std::isfinite(p.compiled_error[i]) && std::isfinite(p.eager_error[i])) ++o.compiled_nan;
+    }
+    if (o.compiled_nan) evidence.outputs.push_back(o);
+  }
+  return DiagnosisMarkdown(Triage(evidence), evidence) + (r.stage.ran ? "\n" + StageMarkdown(r.stage) : std::string());
+}
+
+// SummaryJson: summary.json, the same figures for machines (CI, scripts).
+json SummaryJson(const ReduceResult& r, const ReduceSpec& spec, const std::vector<std::string>& not_written) {
   json ops = json::array();
   for (const auto& n : r.minimal.nodes) ops.push_back(ShortTarget(n.target));
-  const json summary = {{"reduced", true},
-                        {"failure_class", r.failure_class},
-                        {"model", r.model},
-                        {"accuracy", AccuracyModeName(spec.check.accuracy.mode)},
-                        {"nodes_before", r.nodes_before},
-                        {"nodes_after", r.nodes_after},
-                        {"ops", ops},
-                        {"culprit", r.culprit},
-                        {"compiles", r.compiles},
-                        {"cache_hits", r.cache_hits},
-                        {"disk_cache_hits", r.disk_cache_hits},
-                        {"jobs", r.jobs},
-                        {"speculative_compiles", r.speculative_compiles},
-                        {"seconds", r.seconds},
-                        {"final_recheck_failed_again", r.final_recheck_failed_again},
-                        {"final_rechecked", r.final_rechecked},
-                        {"budget_exhausted", r.budget_exhausted},
-                        {"sanity_checked", r.sanity_checked},
-                        {"hang_timeout_s", r.hang_timeout_s},
-                        {"weights", r.weights},
-                        {"strategies", r.strategies},
-                        {"dynamic_shapes", r.dynamic_shapes},
-                        {"stage", StageJson(r.stage)},
-                        {"not_written", not_written}};
-  WriteAtomically(out_dir + "/summary.json", JsonText(summary, 1) + "\n");
+  return {{"reduced", true},
+          {"failure_class", r.failure_class},
+          {"model", r.model},
+          {"package", ShownPackage(r, spec)},
+          {"accuracy", AccuracyModeName(spec.check.accuracy.mode)},
+          {"nodes_before", r.nodes_before},
+          {"nodes_after", r.nodes_after},
+          {"ops", ops},
+          {"culprit", r.culprit},
+          {"compiles", r.compiles},
+          {"cache_hits", r.cache_hits},
+          {"disk_cache_hits", r.disk_cache_hits},
+          {"jobs", r.jobs},
+          {"speculative_compiles", r.speculative_compiles},
+          {"seconds", r.seconds},
+          {"final_recheck_failed_again", r.final_recheck_failed_again},
+          {"final_rechecked", r.final_rechecked},
+          {"budget_exhausted", r.budget_exhausted},
+          {"sanity_checked", r.sanity_checked},
+          {"hang_timeout_s", r.hang_timeout_s},
+          {"weights", r.weights},
+          {"strategies", r.strategies},
+          {"dynamic_shapes", r.dynamic_shapes},
+          {"stage", StageJson(r.stage)},
+          {"not_written", not_written}};
+}
+
+// WriteCase: the original (copied unless the case beside holds it), its inputs and
+// case.json, with the check options the test ran with, its op libraries copied here.
+// Returns those options, the repro's to judge by.
+CheckOptions WriteCase(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
+                       const std::string& out_dir, bool full, const std::string& device) {
+  // The listener's repro lies in the test's case directory (<case>/repro), beside the
+  // case's own copy of the original: case.json points there (../original.pt2) instead of
+  // a second copy of the whole model.
+  const std::string beside = (fs::path(out_dir).parent_path() / "original.pt2").string();
+  const bool original_beside = full && SameContents(spec.package, beside);
+  if (full && !original_beside) CopyFile(spec.package, out_dir + "/original.pt2");
+  if (!spec.inputs.empty()) {
+    MakeDirs(out_dir + "/original_inputs");
+    WriteTensorBundle(out_dir + "/original_inputs", spec.inputs);
+  }
+  CheckOptions check = spec.check;
+  check.model = r.model;
+  check.runner.op_libraries = CopyOpLibraries(spec.check.runner.op_libraries, out_dir);
+  CaseFile case_file;
+  case_file.package = original_beside ? beside : full ? out_dir + "/original.pt2" : fs::absolute(spec.package).string();
+  case_file.failure_class = r.failure_class;
+  case_file.message = r.message;
+  case_file.check_str = options.check_str;
+  case_file.inductor_configs_json = r.inductor_configs_json;
+  case_file.inputs_dir = spec.inputs.empty() ? "" : out_dir + "/original_inputs";
+  case_file.device = device;
+  case_file.options = check;
+  WriteAtomically(out_dir + "/case.json", JsonText(CaseFileToJson(case_file, out_dir), 1));
+  return check;
+}
+
+void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const ReduceOptions& options,
+                      const std::string& out_dir, bool full, const std::vector<std::string>& not_written) {
+  MakeDirs(out_dir + "/checkpoints");
+  auto original = Pt2Archive::Open(spec.package);
+  // The original's device is the repro's: candidates keep each input's device.
+  const std::string device = original->DeviceType(r.model);
+  // case.json, check_options.json (the repro test's) and repro.py all carry the same options.
+  CheckOptions repro_check = WriteCase(r, spec, options, out_dir, full, device);
+  // The repro judges as the reduction did: a hang at the reduction's shorter timeout.
+  if (r.hang_timeout_s > 0) repro_check.runner.timeout_s = r.hang_timeout_s;
+  const json options_json = CheckOptionsToJson(repro_check, out_dir);
+  WriteAtomically(out_dir + "/check_options.json", JsonText(options_json, 1) + "\n");
+  if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
+  for (const auto& [nodes, archive] : r.checkpoints) {
+    if (full && !archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
+  }
+  const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
+  WriteAtomically(out_dir + "/repro.py", ReproPy(r, JsonText(options_json), options.check_str, env, device));
+  // graph.dot, the culprit marked (report.html draws it).
+  WriteAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));
+  WriteAtomically(out_dir + "/BUILD.bazel", ReproBuild(r, options_json, device));
+  WriteAtomically(out_dir + "/repro_test.cc", ReproTestCc(r));
+  if (r.stage.ran) {
+    const std::string label = "`" + ShownPackage(r, spec) + "` (model `" + r.model + "`)";
+    WriteAtomically(out_dir + "/workaround.md", WorkaroundMarkdown(r.stage, label));
+  }
+  WriteAtomically(out_dir + "/report.md", ReportMarkdown(r, spec, *original, env, not_written));
+  WriteAtomically(out_dir + "/diagnosis.md", DiagnosisOfRepro(r));
+  // report.html: the same, as a page with the graphs drawn and the error plotted.
+  WriteAtomically(out_dir + "/report.html", ReportHtml(r, spec, env, WithReproPath(r.message, r.final_archive), out_dir));
+  WriteAtomically(out_dir + "/summary.json", JsonText(SummaryJson(r, spec, not_written), 1) + "\n");
 }
 
 // ReplaceDirectory puts `staging` where `out_dir` is, in one step when the kernel can

@@ -15,17 +15,12 @@
 #include "harness/package_manifest.h"
 #include "harness/program_signature.h"
 #include "harness/tensor_io.h"
+#include "harness/strings.h"
 
 namespace aoti {
 namespace {
 
 using json = nlohmann::json;
-
-bool StartsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
-
-bool EndsWith(const std::string& s, const std::string& p) {
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-}
 
 // RandomLike: `bytes`, a stored record of `dtype` values, replaced by random values of the
 // same dtype, mean and standard deviation (the same for the same record and seed).
@@ -74,15 +69,103 @@ std::string FilterConfig(const std::string& text, const std::set<std::string>& u
   return j.dump();
 }
 
+// The weights and constants a candidate still uses, and nothing else: a repro of a few
+// nodes carries their tensors, not the model's. Where the archive has no config for the
+// model (another layout), every payload record is kept.
+class Payload {
+ public:
+  Payload(const Pt2Archive& original, const std::string& model, const Program& program)
+      : weights_config_("data/weights/" + model + "_weights_config.json"),
+        constants_config_("data/constants/" + model + "_constants_config.json") {
+    std::set<std::string> used_state;
+    for (const auto& s : program.input_specs) {
+      if (!s.target.empty()) used_state.insert(s.target);
+    }
+    const std::vector<std::string> names = original.Records();
+    have_.insert(names.begin(), names.end());
+    if (have_.count(weights_config_)) {
+      filtered_[weights_config_] = FilterConfig(original.ReadRecord(weights_config_), used_state,
+                                                original.path() + ": " + weights_config_, &kept_weights_, &weight_dtypes_);
+    }
+    if (have_.count(constants_config_)) {
+      filtered_[constants_config_] = FilterConfig(original.ReadRecord(constants_config_), used_state,
+                                                  original.path() + ": " + constants_config_, &kept_constants_,
+                                                  &constant_dtypes_);
+    }
+  }
+
+  bool Kept(const std::string& rec) const {
+    return Kept(rec, "data/weights/", weights_config_, kept_weights_) &&
+           Kept(rec, "data/constants/", constants_config_, kept_constants_);
+  }
+
+  // Record: what the candidate holds under `rec`: a config filtered to the kept entries,
+  // random values of the same dtype, mean and std (kRandom, for a floating record every
+  // entry reads as one dtype), or the original's bytes.
+  std::string Record(const Pt2Archive& original, const std::string& rec, CandidateWeights weights) {
+    auto f = filtered_.find(rec);
+    if (f != filtered_.end()) return f->second;
+    std::string data = original.ReadRecord(rec);
+    if (weights != CandidateWeights::kRandom) return data;
+    for (const auto& [dir, dtypes] : {std::make_pair(std::string("data/weights/"), &weight_dtypes_),
+                                      std::make_pair(std::string("data/constants/"), &constant_dtypes_)}) {
+      if (!StartsWith(rec, dir)) continue;
+      auto it = dtypes->find(rec.substr(dir.size()));
+      if (it == dtypes->end() || it->second.size() != 1 || *it->second.begin() < 0) return data;
+      c10::ScalarType dtype;
+      try {
+        dtype = ScalarTypeFromSchema(*it->second.begin(), rec);
+      } catch (const HarnessError&) {
+        return data;
+      }
+      return at::isFloatingType(dtype) ? RandomLike(data, dtype, ++seed_) : data;
+    }
+    return data;
+  }
+
+ private:
+  bool Kept(const std::string& rec, const std::string& dir, const std::string& config,
+            const std::set<std::string>& kept) const {
+    if (!StartsWith(rec, dir)) return true;
+    if (EndsWith(rec, "_config.json")) return rec == config;  // another model's config goes
+    if (!have_.count(config)) return true;
+    return kept.count(rec.substr(dir.size())) > 0;
+  }
+
+  const std::string weights_config_, constants_config_;
+  std::set<std::string> have_;
+  std::set<std::string> kept_weights_, kept_constants_;
+  std::map<std::string, std::string> filtered_;
+  std::map<std::string, std::set<int>> weight_dtypes_, constant_dtypes_;  // schema dtype codes by record
+  uint64_t seed_ = 0;
+};
+
+// CandidateManifest: the candidate's package.json: the original's provenance, the
+// candidate's model, configs and inputs, compiled by the server (not here).
+PackageManifest CandidateManifest(const Pt2Archive& original, const std::string& model,
+                                  const std::string& inductor_configs_json, std::vector<TensorRecord> inputs) {
+  PackageManifest manifest;
+  if (const auto& m = original.Manifest()) {
+    manifest.model_file = m->model_file;
+    manifest.seed = m->seed;
+    manifest.torch_version = m->torch_version;
+    manifest.torch_git_version = m->torch_git_version;
+    manifest.cuda_version = m->cuda_version;
+  }
+  manifest.model_name = model;
+  manifest.inductor_configs_json = inductor_configs_json;
+  manifest.from_program = true;
+  manifest.compile.status = "skipped";
+  manifest.inputs = std::move(inputs);
+  manifest.reduced_from = original.path();
+  return manifest;
+}
+
 }  // namespace
 
 void WriteCandidateArchive(const Pt2Archive& original, const std::string& model, const Program& program,
                            const std::vector<at::Tensor>& inputs, const std::string& inductor_configs_json,
                            const std::string& out_path, CandidateWeights weights) {
-  std::set<std::string> used_state;
-  for (const auto& s : program.input_specs) {
-    if (!s.target.empty()) used_state.insert(s.target);
-  }
   const std::string tmp = out_path + ".partial.pt2";
   try {
     caffe2::serialize::PyTorchStreamWriter w(tmp);
@@ -90,67 +173,17 @@ void WriteCandidateArchive(const Pt2Archive& original, const std::string& model,
     auto write = [&](const std::string& name, const std::string& data) {
       w.writeRecord(name, data.data(), data.size());
     };
-    const std::string weights_config = "data/weights/" + model + "_weights_config.json";
-    const std::string constants_config = "data/constants/" + model + "_constants_config.json";
-    std::set<std::string> skip_exact = {".data/version", "byteorder", ".data/serialization_id",
-                                        "models/" + model + ".json", "extra/aoti_harness/package.json"};
-    // The weights and constants the candidate still uses, and nothing else: a repro of a
-    // few nodes carries their tensors, not the model's. Where the archive has no config
-    // for the model (another layout), every payload record is kept.
-    const std::vector<std::string> names = original.Records();
-    const std::set<std::string> have(names.begin(), names.end());
-    std::set<std::string> kept_weights, kept_constants;
-    std::map<std::string, std::string> filtered;
-    std::map<std::string, std::set<int>> weight_dtypes, constant_dtypes;  // schema dtype codes by record
-    if (have.count(weights_config)) {
-      filtered[weights_config] = FilterConfig(original.ReadRecord(weights_config), used_state,
-                                              original.path() + ": " + weights_config, &kept_weights, &weight_dtypes);
-    }
-    if (have.count(constants_config)) {
-      filtered[constants_config] = FilterConfig(original.ReadRecord(constants_config), used_state,
-                                                original.path() + ": " + constants_config, &kept_constants,
-                                                &constant_dtypes);
-    }
-    // Random values for a kept floating record that every entry reads as one dtype.
-    uint64_t seed = 0;
-    auto randomized = [&](const std::string& rec, const std::string& data) {
-      if (weights != CandidateWeights::kRandom) return data;
-      for (const auto& [dir, dtypes] : {std::make_pair(std::string("data/weights/"), &weight_dtypes),
-                                        std::make_pair(std::string("data/constants/"), &constant_dtypes)}) {
-        if (!StartsWith(rec, dir)) continue;
-        auto it = dtypes->find(rec.substr(dir.size()));
-        if (it == dtypes->end() || it->second.size() != 1 || *it->second.begin() < 0) return data;
-        c10::ScalarType dtype;
-        try {
-          dtype = ScalarTypeFromSchema(*it->second.begin(), rec);
-        } catch (const HarnessError&) {
-          return data;
-        }
-        if (!at::isFloatingType(dtype)) return data;
-        return RandomLike(data, dtype, ++seed);
-      }
-      return data;
-    };
-    auto payload_kept = [&](const std::string& rec, const std::string& dir, const std::string& config,
-                            const std::set<std::string>& kept) {
-      if (!StartsWith(rec, dir)) return true;
-      if (EndsWith(rec, "_config.json")) return rec == config;  // another model's config goes
-      if (!have.count(config)) return true;
-      return kept.count(rec.substr(dir.size())) > 0;
-    };
-    for (const auto& rec : names) {
+    const std::set<std::string> skip_exact = {".data/version", "byteorder", ".data/serialization_id",
+                                              "models/" + model + ".json", "extra/aoti_harness/package.json"};
+    Payload payload(original, model, program);
+    for (const auto& rec : original.Records()) {
       if (skip_exact.count(rec) || StartsWith(rec, "data/aotinductor/") || StartsWith(rec, "data/sample_inputs/") ||
           StartsWith(rec, "aoti_harness/")) {
         continue;
       }
       // Another model of a multi-model archive goes with its weights.
       if (StartsWith(rec, "models/") && EndsWith(rec, ".json")) continue;
-      if (!payload_kept(rec, "data/weights/", weights_config, kept_weights) ||
-          !payload_kept(rec, "data/constants/", constants_config, kept_constants)) {
-        continue;
-      }
-      auto f = filtered.find(rec);
-      write(rec, f != filtered.end() ? f->second : randomized(rec, original.ReadRecord(rec)));
+      if (payload.Kept(rec)) write(rec, payload.Record(original, rec, weights));
     }
     write("models/" + model + ".json", program.ToJson());
     std::vector<TensorRecord> records;
@@ -161,21 +194,8 @@ void WriteCandidateArchive(const Pt2Archive& original, const std::string& model,
       write("aoti_harness/" + raw.record.file, raw.bytes);
       records.push_back(raw.record);
     }
-    PackageManifest manifest;
-    if (const auto& m = original.Manifest()) {
-      manifest.model_file = m->model_file;
-      manifest.seed = m->seed;
-      manifest.torch_version = m->torch_version;
-      manifest.torch_git_version = m->torch_git_version;
-      manifest.cuda_version = m->cuda_version;
-    }
-    manifest.model_name = model;
-    manifest.inductor_configs_json = inductor_configs_json;
-    manifest.from_program = true;
-    manifest.compile.status = "skipped";
-    manifest.inputs = std::move(records);
-    manifest.reduced_from = original.path();
-    write("extra/aoti_harness/package.json", PackageManifestToJson(manifest));
+    write("extra/aoti_harness/package.json",
+          PackageManifestToJson(CandidateManifest(original, model, inductor_configs_json, std::move(records))));
     w.writeEndOfFile();
   } catch (const c10::Error& e) {
     std::remove(tmp.c_str());

@@ -169,116 +169,122 @@ std::vector<std::string> OperatorNames(const Program& program) {
   return names;
 }
 
-Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputMode mode) {
-  Program p = program;
-  p.nodes.clear();
-  std::set<std::string> made;   // values kept nodes make
-  std::set<std::string> read_by_kept;
+namespace {
+
+// What the kept nodes make and read: values made by kept nodes, values they read that no
+// kept node made before (in order of first read).
+struct KeptValues {
+  std::set<std::string> made;
+  std::set<std::string> read;
   std::vector<std::string> read_order;
+};
+
+KeptValues CopyKeptNodes(const Program& program, const std::vector<bool>& keep, Program* p) {
+  KeptValues kept;
   for (size_t i = 0; i < program.nodes.size(); ++i) {
     if (!keep[i]) continue;
     const Node& n = program.nodes[i];
     for (const auto& v : NodeInputNames(n)) {
-      if (!made.count(v) && read_by_kept.insert(v).second) read_order.push_back(v);
+      if (!kept.made.count(v) && kept.read.insert(v).second) kept.read_order.push_back(v);
     }
-    for (const auto& v : NodeOutputNames(n)) made.insert(v);
-    p.nodes.push_back(n);
+    for (const auto& v : NodeOutputNames(n)) kept.made.insert(v);
+    p->nodes.push_back(n);
   }
-  // Inputs: existing specs that kept nodes (or kept outputs) read, then the cut edges.
-  std::set<std::string> existing;
-  for (const auto& s : program.input_specs) existing.insert(s.value_name);
-  std::set<std::string> current_outputs;
-  for (const auto& s : program.output_specs) {
-    if (s.kind == OutputKind::kUserOutput && !s.value_name.empty()) current_outputs.insert(s.value_name);
+  return kept;
+}
+
+// SizeOf: a tensor value among `candidates` (not made by a kept node) with a dimension of
+// exactly `symbol`, and that dimension; {"", -1} when none has it.
+std::pair<std::string, int> SizeOf(const Program& program, const std::string& symbol,
+                                   const std::vector<std::string>& candidates, const std::set<std::string>& made) {
+  for (const auto& t : candidates) {
+    auto it = program.tensor_values.find(t);
+    if (made.count(t) || it == program.tensor_values.end()) continue;
+    for (size_t d = 0; d < it->second.sizes.size(); ++d) {
+      if (it->second.sizes[d].sym == symbol) return {t, static_cast<int>(d)};
+    }
   }
-  // Symbolic ints the kept nodes read but no kept node makes: each is made again from a
-  // tensor input with a dimension of exactly that symbol (aten.sym_size.int), so the
-  // dimension stays dynamic with its range; else it is specialised to the value export
-  // observed (its hint); else the edit is refused.
-  {
-    std::vector<Node> derived;
-    std::map<std::string, int64_t> specialised;
-    std::vector<std::string> extra_reads;
-    auto cut_symbol = [&](const std::string& v) { return !existing.count(v) && !made.count(v) && IsSymValue(program, v); };
-    const json& graph = program.document.at("graph_module").at("graph");
-    const auto sym_ints = graph.find("sym_int_values");
-    for (const auto& v : read_order) {
-      if (!cut_symbol(v)) continue;
-      if (sym_ints == graph.end() || !sym_ints->is_object() || !sym_ints->contains(v)) {
-        throw EditRefused("cutting at '" + v + "' would make a symbolic float or bool an input, which is not supported");
-      }
-      const json& sym = sym_ints->at(v);
-      if (sym.contains("as_int") && sym.at("as_int").is_number_integer()) {
-        specialised[v] = sym.at("as_int").get<int64_t>();
-        continue;
-      }
-      const json expr = sym.value("as_expr", json::object());
-      const std::string expr_str = expr.value("expr_str", "");
-      // Sizes name a plain symbol as DimFromJson does ("s77"). Only a plain symbol can be
-      // read off a dimension; an expression of several symbols cannot be an input's size.
-      const std::string symbol = sym.contains("as_expr") ? DimFromJson(sym).sym : "";
-      const bool plain_symbol =
-          !symbol.empty() && symbol.find_first_not_of(
-                                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos;
-      auto dim_of = [&](const std::string& t) -> int {
-        auto it = program.tensor_values.find(t);
-        if (!plain_symbol || it == program.tensor_values.end()) return -1;
-        for (size_t d = 0; d < it->second.sizes.size(); ++d) {
-          if (it->second.sizes[d].sym == symbol) return static_cast<int>(d);
-        }
-        return -1;
-      };
-      std::string source;
-      int dim = -1;
-      for (const auto& t : read_order) {
-        if (!made.count(t) && (dim = dim_of(t)) >= 0) {
-          source = t;
-          break;
-        }
-      }
-      if (source.empty()) {
-        for (const auto& name : UserInputNames(program)) {
-          if ((dim = dim_of(name)) >= 0) {
-            source = name;
-            extra_reads.push_back(name);
-            break;
-          }
-        }
-      }
-      if (!source.empty()) {
-        Node n;
-        n.name = v;
-        n.target = "torch.ops.aten.sym_size.int";
-        n.inputs = {{"self", TensorArg(source), 1}, {"dim", json{{"as_int", dim}}, 1}};
-        n.outputs = {json{{"as_sym_int", {{"as_name", v}}}}};
-        derived.push_back(std::move(n));
-        continue;
-      }
-      const json hint = expr.value("hint", json());
-      if (hint.is_object() && hint.contains("as_int") && hint.at("as_int").is_number_integer()) {
-        specialised[v] = hint.at("as_int").get<int64_t>();
-        continue;
-      }
-      throw EditRefused("cutting at '" + v + "' would make the symbolic int " + expr_str +
-                        " an input: no input tensor has that dimension and export recorded no value for it");
+  return {"", -1};
+}
+
+// A cut symbolic int made again: the node that reads it off a tensor's dimension.
+Node SymSizeNode(const std::string& value, const std::string& tensor, int dim) {
+  Node n;
+  n.name = value;
+  n.target = "torch.ops.aten.sym_size.int";
+  n.inputs = {{"self", TensorArg(tensor), 1}, {"dim", json{{"as_int", dim}}, 1}};
+  n.outputs = {json{{"as_sym_int", {{"as_name", value}}}}};
+  return n;
+}
+
+// RemakeCutSymbols: symbolic ints the kept nodes read but no kept node makes. Each is made
+// again from a tensor input with a dimension of exactly that symbol (aten.sym_size.int), so
+// the dimension stays dynamic with its range; else it is specialised to the value export
+// observed (its hint); else the edit is refused. None becomes an input.
+void RemakeCutSymbols(const Program& program, const std::set<std::string>& existing, KeptValues* kept, Program* p) {
+  std::vector<Node> derived;
+  std::map<std::string, int64_t> specialised;
+  std::vector<std::string> extra_reads;
+  auto cut_symbol = [&](const std::string& v) {
+    return !existing.count(v) && !kept->made.count(v) && IsSymValue(program, v);
+  };
+  const json& graph = program.document.at("graph_module").at("graph");
+  const auto sym_ints = graph.find("sym_int_values");
+  for (const auto& v : kept->read_order) {
+    if (!cut_symbol(v)) continue;
+    if (sym_ints == graph.end() || !sym_ints->is_object() || !sym_ints->contains(v)) {
+      throw EditRefused("cutting at '" + v + "' would make a symbolic float or bool an input, which is not supported");
     }
-    for (auto& n : p.nodes) {
-      for (auto& a : n.inputs) SpecialiseSymInts(&a.arg, specialised);
+    const json& sym = sym_ints->at(v);
+    if (sym.contains("as_int") && sym.at("as_int").is_number_integer()) {
+      specialised[v] = sym.at("as_int").get<int64_t>();
+      continue;
     }
-    p.nodes.insert(p.nodes.begin(), derived.begin(), derived.end());
-    // Every cut symbol is now made again or specialised: none becomes an input.
-    std::vector<std::string> order;
-    for (const auto& v : read_order) {
-      if (!cut_symbol(v)) order.push_back(v);
+    const json expr = sym.value("as_expr", json::object());
+    // Sizes name a plain symbol as DimFromJson does ("s77"). Only a plain symbol can be
+    // read off a dimension; an expression of several symbols cannot be an input's size.
+    const std::string symbol = sym.contains("as_expr") ? DimFromJson(sym).sym : "";
+    const bool plain_symbol =
+        !symbol.empty() &&
+        symbol.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos;
+    std::pair<std::string, int> size{"", -1};
+    if (plain_symbol) size = SizeOf(program, symbol, kept->read_order, kept->made);
+    if (plain_symbol && size.first.empty()) {
+      size = SizeOf(program, symbol, UserInputNames(program), {});
+      if (!size.first.empty()) extra_reads.push_back(size.first);
     }
-    for (const auto& t : extra_reads) {
-      if (read_by_kept.insert(t).second) order.push_back(t);
+    if (!size.first.empty()) {
+      derived.push_back(SymSizeNode(v, size.first, size.second));
+      continue;
     }
-    for (const auto& n : derived) made.insert(n.name);
-    read_order = std::move(order);
+    const json hint = expr.value("hint", json());
+    if (hint.is_object() && hint.contains("as_int") && hint.at("as_int").is_number_integer()) {
+      specialised[v] = hint.at("as_int").get<int64_t>();
+      continue;
+    }
+    throw EditRefused("cutting at '" + v + "' would make the symbolic int " + expr.value("expr_str", "") +
+                      " an input: no input tensor has that dimension and export recorded no value for it");
   }
-  // Outputs.
-  p.output_specs.clear();
+  for (auto& n : p->nodes) {
+    for (auto& a : n.inputs) SpecialiseSymInts(&a.arg, specialised);
+  }
+  p->nodes.insert(p->nodes.begin(), derived.begin(), derived.end());
+  std::vector<std::string> order;
+  for (const auto& v : kept->read_order) {
+    if (!cut_symbol(v)) order.push_back(v);
+  }
+  for (const auto& t : extra_reads) {
+    if (kept->read.insert(t).second) order.push_back(t);
+  }
+  for (const auto& n : derived) kept->made.insert(n.name);
+  kept->read_order = std::move(order);
+}
+
+// SetOutputs: the edited program's user outputs by `mode`, then the buffer mutations whose
+// new value is still made. Returns the names of the user outputs.
+std::set<std::string> SetOutputs(const Program& program, const std::vector<bool>& keep, OutputMode mode,
+                                 const std::set<std::string>& made, Program* p) {
+  p->output_specs.clear();
   std::set<std::string> out_names;
   auto add_output = [&](const std::string& v) {
     if (!out_names.insert(v).second) return;
@@ -286,40 +292,50 @@ Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputM
     e.kind = OutputKind::kUserOutput;
     e.arg = TensorArg(v);
     e.value_name = v;
-    p.output_specs.push_back(std::move(e));
+    p->output_specs.push_back(std::move(e));
   };
   if (mode == OutputMode::kPreserve) {
     for (const auto& s : program.output_specs) {
       if (s.kind == OutputKind::kUserOutput && made.count(s.value_name)) add_output(s.value_name);
     }
   } else if (mode == OutputMode::kLast) {
-    if (!p.nodes.empty()) {
-      for (const auto& v : NodeOutputNames(p.nodes.back())) {
+    if (!p->nodes.empty()) {
+      for (const auto& v : NodeOutputNames(p->nodes.back())) {
         if (!IsSymValue(program, v)) add_output(v);
       }
     }
   } else {
-    std::set<std::string> read_by_removed;
+    std::set<std::string> read_by_removed, current_outputs;
     for (size_t i = 0; i < program.nodes.size(); ++i) {
       if (keep[i]) continue;
       for (const auto& v : NodeInputNames(program.nodes[i])) read_by_removed.insert(v);
     }
-    for (const auto& n : p.nodes) {
+    for (const auto& s : program.output_specs) {
+      if (s.kind == OutputKind::kUserOutput && !s.value_name.empty()) current_outputs.insert(s.value_name);
+    }
+    for (const auto& n : p->nodes) {
       for (const auto& v : NodeOutputNames(n)) {
         if ((read_by_removed.count(v) || current_outputs.count(v)) && !IsSymValue(program, v)) add_output(v);
       }
     }
   }
-  // Buffer mutations whose new value is still made stay.
   for (const auto& s : program.output_specs) {
-    if (s.kind != OutputKind::kUserOutput && made.count(s.value_name)) p.output_specs.push_back(s);
+    if (s.kind != OutputKind::kUserOutput && made.count(s.value_name)) p->output_specs.push_back(s);
   }
-  p.input_specs.clear();
+  return out_names;
+}
+
+// SetInputs: the existing specs the kept nodes (or kept outputs) read, then the cut edges
+// as user inputs; user inputs first (existing order, then cut edges), then the lifted
+// state, as export lays them out.
+void SetInputs(const Program& program, const KeptValues& kept, const std::set<std::string>& existing,
+               const std::set<std::string>& out_names, Program* p) {
+  p->input_specs.clear();
   for (const auto& s : program.input_specs) {
-    if (read_by_kept.count(s.value_name) || out_names.count(s.value_name)) p.input_specs.push_back(s);
+    if (kept.read.count(s.value_name) || out_names.count(s.value_name)) p->input_specs.push_back(s);
   }
   std::vector<InputSpecEntry> cut;
-  for (const auto& v : read_order) {
+  for (const auto& v : kept.read_order) {
     if (existing.count(v)) continue;
     if (IsSymValue(program, v)) {
       throw EditRefused("cutting at '" + v + "' would make a symbolic value an input, which is not supported");
@@ -331,12 +347,24 @@ Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputM
     e.raw = json{{"arg", e.arg}};
     cut.push_back(std::move(e));
   }
-  // User inputs first (existing order, then cut edges), then the lifted state, as export lays them out.
   std::vector<InputSpecEntry> ordered;
-  for (const auto& s : p.input_specs) if (s.kind != InputKind::kUserInput) ordered.push_back(s);
-  for (const auto& s : p.input_specs) if (s.kind == InputKind::kUserInput) ordered.push_back(s);
+  for (const auto& s : p->input_specs) if (s.kind != InputKind::kUserInput) ordered.push_back(s);
+  for (const auto& s : p->input_specs) if (s.kind == InputKind::kUserInput) ordered.push_back(s);
   for (auto& s : cut) ordered.push_back(std::move(s));
-  p.input_specs = std::move(ordered);
+  p->input_specs = std::move(ordered);
+}
+
+}  // namespace
+
+Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputMode mode) {
+  Program p = program;
+  p.nodes.clear();
+  KeptValues kept = CopyKeptNodes(program, keep, &p);
+  std::set<std::string> existing;
+  for (const auto& s : program.input_specs) existing.insert(s.value_name);
+  RemakeCutSymbols(program, existing, &kept, &p);
+  const std::set<std::string> out_names = SetOutputs(program, keep, mode, kept.made, &p);
+  SetInputs(program, kept, existing, out_names, &p);
   Finish(&p);
   return mode == OutputMode::kFrontier ? RemoveUnusedInputs(p) : RemoveUnusedInputs(EliminateDeadCode(p));
 }

@@ -7,13 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "reducer/graph_edit.h"
+#include "harness/strings.h"
 
 namespace aoti {
 namespace {
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // "aten.relu.default" -> "relu"; "aoti_test.null_deref.default" -> "null_deref".
 std::string OperatorName(const std::string& short_target) {

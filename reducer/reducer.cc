@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,6 +45,10 @@ std::string RecheckText(const ReduceResult& r) {
   return r.final_recheck_failed_again ? "yes" : "NO (flaky)";
 }
 
+std::string ShownPackage(const ReduceResult& r, const ReduceSpec& spec) {
+  return !r.package_name.empty() ? r.package_name : std::filesystem::path(spec.package).filename().string();
+}
+
 std::string BudgetText(const ReduceResult& r) {
   if (!r.sanity_checked) {
     return "yes, during the sanity check: the repro is the original as the test saw it fail, not reduced";
@@ -51,171 +56,185 @@ std::string BudgetText(const ReduceResult& r) {
   return r.budget_exhausted ? "yes: best result so far" : "no";
 }
 
-ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, CompileClient* client,
-                    const std::string& work_dir, const std::function<void(const std::string&)>& progress) {
-  const auto start = std::chrono::steady_clock::now();
-  // One deadline for every compile and run: the process' or the time budget's, whichever
-  // comes first.
-  ReduceOptions options = given_options;
-  if (options.time_budget_s > 0) {
-    const auto budget_end = start + std::chrono::duration_cast<Deadline::Clock::duration>(
-                                        std::chrono::duration<double>(options.time_budget_s));
-    if (!options.deadline.set() || options.deadline.SecondsLeft() > options.time_budget_s) {
-      options.deadline = Deadline(budget_end, "the reduction's time budget of " +
-                                                  std::to_string(static_cast<int>(options.time_budget_s + 0.5)) + " s");
-    }
-  }
-  if (options.deadline.set()) client->SetDeadline(options.deadline);
-  ReduceResult result;
-  auto archive = Pt2Archive::Open(spec.package);
-  result.model = archive->ResolveModelName(spec.model);
-  const std::string& model = result.model;
-  result.original = Program::Parse(archive->ProgramJson(model), spec.package);
-  result.nodes_before = result.original.nodes.size();
-  const std::vector<at::Tensor> inputs = spec.inputs.empty() ? archive->SampleInputs() : spec.inputs;
-  result.inductor_configs_json = !spec.inductor_configs_json.empty()
-                                     ? spec.inductor_configs_json
-                                     : (archive->Manifest() ? archive->Manifest()->inductor_configs_json : "{}");
-  if (spec.failure_class == "preflight" || spec.failure_class == "harness error" || spec.failure_class == "export error") {
-    throw HarnessError("a " + spec.failure_class + " failure is about the inputs or the package, not the program; "
-                       "there is nothing to reduce (fix what the message names)");
-  }
-  if (spec.failure_class == "nondeterministic" || spec.failure_class == "unreliable reference" ||
-      spec.failure_class == "harness disagreement") {
-    throw HarnessError("a " + spec.failure_class + " verdict says no rule could judge the original, so there is no "
-                       "failure of the compiler to reduce (the check's message says what to do)");
-  }
-  // The compile server imports torch and probes the host while the original runs here.
-  client->Warm();
-  // 1. Every value of the original program, from one eager run (its custom operators from
-  // the test's op libraries unless linked in).
-  EnsureOperators(result.original, spec.check.runner);
-  ValueStore values(options.offload_to_disk ? work_dir + "/values" : "");
-  {
-    Interpreter eager(result.original, LoadProgramState(*archive, model));
-    const auto names = UserInputNames(result.original);
-    if (names.size() != inputs.size()) {
-      throw HarnessError(spec.package + ": the program takes " + std::to_string(names.size()) + " inputs, " +
-                         std::to_string(inputs.size()) + " were given");
-    }
-    for (size_t i = 0; i < names.size(); ++i) values.Put(names[i], inputs[i]);
-    RunOptions keep;
-    keep.observer = [&](const Node&, const std::string& name, const c10::IValue& v) {
-      if (v.isTensor()) values.Put(name, v.toTensor());
-    };
-    eager.Run(inputs, keep);
-  }
-  // Candidates are judged as the test judged the original: its rule, its tolerances, and
-  // bool and integer outputs (an argmax) compared or ignored as it chose.
-  CheckOptions check = spec.check;
-  check.model = model;
-  if (options.deadline.set()) check.runner.deadline = options.deadline;
-  Oracle oracle(*archive, model, result.inductor_configs_json, &values, check, client, work_dir);
-  oracle.SetHangTimeout(options.hang_timeout_s);
-  // The pool: more servers like the given one, started now (Warm) beside the sanity check.
-  result.jobs = options.jobs > 0 ? options.jobs : DefaultJobs();
-  std::vector<std::unique_ptr<CompileClient>> more_servers;
-  std::vector<CompileClient*> pool;
-  for (int j = 1; j < result.jobs; ++j) {
-    CompileServerOptions o = client->options();
-    if (!o.log_path.empty()) o.log_path += "." + std::to_string(j);
-    more_servers.push_back(std::make_unique<CompileClient>(o));
-    more_servers.back()->Warm();
-    pool.push_back(more_servers.back().get());
-  }
-  oracle.UsePool(pool);
-  if (result.jobs > 1) progress("compile servers: " + std::to_string(result.jobs) + " (--jobs)");
-  CompileCache disk_cache(options.compile_cache);
-  oracle.UseDiskCache(&disk_cache);
-  if (disk_cache.enabled()) progress("compile cache: " + disk_cache.dir());
-  oracle.SetTarget(spec.failure_class, options.check_str);
-  // The failure class, when not given: the package as built says it with no compile (its
-  // compiled model's run, or the compile error its manifest records), so that the sanity
-  // check can be a strategy's diagnosis. Not with configs other than the package's.
+namespace {
+
+using Progress = std::function<void(const std::string&)>;
+
+// The reduction's working set, shared by its phases below.
+struct Reduction {
+  const ReduceSpec& spec;
+  const ReduceOptions& options;
+  const Progress& progress;
+  const Pt2Archive& archive;
+  const std::vector<at::Tensor>& inputs;
+  const CheckOptions& check;  // the test's own, before the oracle's hang timeout
+  Oracle& oracle;
+  ReduceResult& result;
+  // The package as built, checked once (no compile) when the failure class is not given.
   std::optional<ErrorProfile> original_profile;
   bool profiled_original = false;
-  double original_run_seconds = -1;  // the package as built, run to its end (the workaround's cost)
-  if (spec.failure_class.empty() && spec.inductor_configs_json.empty()) {
-    CheckOptions as_built = check;
-    as_built.keep_values = true;
-    const CheckReport r = CheckAotiMatchesEager(spec.package, &inputs, as_built);
-    original_profile = ProfileFirstFailure("the original", r, result.original.Signature().user_outputs);
-    profiled_original = true;
-    if (r.outcome.ok()) original_run_seconds = r.outcome.seconds;
-    if (!r.pass && r.failure_class != "preflight" && r.failure_class != "harness error") {
-      oracle.SetTarget(r.failure_class, options.check_str);
-      progress("the package as built fails as " + r.failure_class + " (its own compiled model, no compile)");
-      if (r.flaky) oracle.SetVotes(std::max(oracle.check().votes, VotesFor(r.runs_failed, r.runs)));
-    } else if (r.pass) {
-      progress("the package as built passes; the sanity check finds the failure to reduce");
-    }
+  double original_run_seconds = -1;  // its compiled run to the end (the workaround's cost)
+};
+
+// WithBudget: the options with one deadline for every compile and run: the process' or
+// the time budget's, whichever comes first.
+ReduceOptions WithBudget(const ReduceOptions& given, Deadline::Clock::time_point start) {
+  ReduceOptions options = given;
+  if (options.time_budget_s <= 0) return options;
+  const auto budget_end =
+      start + std::chrono::duration_cast<Deadline::Clock::duration>(std::chrono::duration<double>(options.time_budget_s));
+  if (!options.deadline.set() || options.deadline.SecondsLeft() > options.time_budget_s) {
+    options.deadline = Deadline(budget_end, "the reduction's time budget of " +
+                                                std::to_string(static_cast<int>(options.time_budget_s + 0.5)) + " s");
   }
-  if (oracle.target_class() == "timeout" && oracle.check().runner.timeout_s < check.runner.timeout_s) {
-    progress("a hang: a candidate's compiled run counts as hanging once it runs " +
-             std::to_string(static_cast<int>(oracle.check().runner.timeout_s)) + " s (the test's own timeout: " +
-             std::to_string(static_cast<int>(check.runner.timeout_s)) + " s; --aoti_reduce_hang_timeout_s)");
+  return options;
+}
+
+void RequireCompilerFailure(const std::string& failure_class) {
+  if (failure_class == "preflight" || failure_class == "harness error" || failure_class == "export error") {
+    throw HarnessError("a " + failure_class + " failure is about the inputs or the package, not the program; "
+                       "there is nothing to reduce (fix what the message names)");
+  }
+  if (failure_class == "nondeterministic" || failure_class == "unreliable reference" ||
+      failure_class == "harness disagreement") {
+    throw HarnessError("a " + failure_class + " verdict says no rule could judge the original, so there is no "
+                       "failure of the compiler to reduce (the check's message says what to do)");
+  }
+}
+
+// RecordEagerValues: every value of the original program, from one eager run.
+void RecordEagerValues(const ReduceSpec& spec, const Pt2Archive& archive, const std::string& model,
+                       const Program& original, const std::vector<at::Tensor>& inputs, ValueStore* values) {
+  Interpreter eager(original, LoadProgramState(archive, model));
+  const auto names = UserInputNames(original);
+  if (names.size() != inputs.size()) {
+    throw HarnessError(spec.package + ": the program takes " + std::to_string(names.size()) + " inputs, " +
+                       std::to_string(inputs.size()) + " were given");
+  }
+  for (size_t i = 0; i < names.size(); ++i) values->Put(names[i], inputs[i]);
+  RunOptions keep;
+  keep.observer = [&](const Node&, const std::string& name, const c10::IValue& v) {
+    if (v.isTensor()) values->Put(name, v.toTensor());
+  };
+  eager.Run(inputs, keep);
+}
+
+// StartPool: `jobs - 1` more servers like the given one, started now (Warm) beside the
+// sanity check, handed to the oracle.
+std::vector<std::unique_ptr<CompileClient>> StartPool(CompileClient* client, int jobs, Oracle* oracle,
+                                                      const Progress& progress) {
+  std::vector<std::unique_ptr<CompileClient>> servers;
+  std::vector<CompileClient*> pool;
+  for (int j = 1; j < jobs; ++j) {
+    CompileServerOptions o = client->options();
+    if (!o.log_path.empty()) o.log_path += "." + std::to_string(j);
+    servers.push_back(std::make_unique<CompileClient>(o));
+    servers.back()->Warm();
+    pool.push_back(servers.back().get());
+  }
+  oracle->UsePool(pool);
+  if (jobs > 1) progress("compile servers: " + std::to_string(jobs) + " (--jobs)");
+  return servers;
+}
+
+// CheckAsBuilt: the failure class, when not given: the package as built says it with no
+// compile (its compiled model's run, or the compile error its manifest records), so that
+// the sanity check can be a strategy's diagnosis. Not with configs other than the package's.
+void CheckAsBuilt(Reduction& x) {
+  if (!x.spec.failure_class.empty() || !x.spec.inductor_configs_json.empty()) return;
+  CheckOptions as_built = x.check;
+  as_built.keep_values = true;
+  const CheckReport r = CheckAotiMatchesEager(x.spec.package, &x.inputs, as_built);
+  x.original_profile = ProfileFirstFailure("the original", r, x.result.original.Signature().user_outputs);
+  x.profiled_original = true;
+  if (r.outcome.ok()) x.original_run_seconds = r.outcome.seconds;
+  if (!r.pass && r.failure_class != "preflight" && r.failure_class != "harness error") {
+    x.oracle.SetTarget(r.failure_class, x.options.check_str);
+    x.progress("the package as built fails as " + r.failure_class + " (its own compiled model, no compile)");
+    if (r.flaky) x.oracle.SetVotes(std::max(x.oracle.check().votes, VotesFor(r.runs_failed, r.runs)));
+  } else if (r.pass) {
+    x.progress("the package as built passes; the sanity check finds the failure to reduce");
+  }
+}
+
+// SayHowCandidatesAreJudged: a hang's shorter timeout and a flaky failure's vote.
+void SayHowCandidatesAreJudged(const Reduction& x) {
+  const Oracle& oracle = x.oracle;
+  if (oracle.target_class() == "timeout" && oracle.check().runner.timeout_s < x.check.runner.timeout_s) {
+    x.progress("a hang: a candidate's compiled run counts as hanging once it runs " +
+               std::to_string(static_cast<int>(oracle.check().runner.timeout_s)) + " s (the test's own timeout: " +
+               std::to_string(static_cast<int>(x.check.runner.timeout_s)) + " s; --aoti_reduce_hang_timeout_s)");
   }
   if (oracle.check().votes > 1) {
-    progress("the failure is flaky: each candidate is judged by a vote of " + std::to_string(oracle.check().votes) +
-             " runs of its compiled model (it fails when any of them fails)");
+    x.progress("the failure is flaky: each candidate is judged by a vote of " + std::to_string(oracle.check().votes) +
+               " runs of its compiled model (it fails when any of them fails)");
   }
-  oracle.SkipExportErrors(options.skip_export_errors);
-  Program start_program = RemoveUnusedInputs(EliminateDeadCode(result.original));
+}
+
+// StrategyOrder: the strategies by name, in the order given; all of them when none is.
+std::vector<const StrategyInfo*> StrategyOrder(const std::vector<std::string>& names) {
   std::vector<const StrategyInfo*> order;
-  if (options.strategies.empty()) {
+  if (names.empty()) {
     for (const auto& s : Strategies()) order.push_back(&s);
-  } else {
-    for (const auto& name : options.strategies) {
-      const StrategyInfo* s = FindStrategy(name);
-      if (!s) {
-        std::string known;
-        for (const auto& k : Strategies()) known += std::string(known.empty() ? "" : ", ") + k.name;
-        throw HarnessError("unknown strategy '" + name + "'; known: " + known);
-      }
-      order.push_back(s);
-    }
+    return order;
   }
-  for (const auto* s : order) result.strategies.push_back(s->name);
-  ReductionState state(start_program, &oracle, &options, progress);
-  // 2. Sanity. Where a strategy diagnoses this failure (or a failure not known yet), its
-  // diagnostic compile is the sanity check's; the plain one is made only when the
-  // diagnosis does not show the failure.
-  if (!options.skip_sanity || spec.failure_class.empty()) {
-    progress("sanity: compiling and running the original (" + std::to_string(start_program.nodes.size()) + " nodes)");
-    std::optional<Verdict> diagnosed;
-    for (const auto* s : order) {
-      if (!s->diagnose || !(diagnosed = s->diagnose(state))) continue;
-      if (!diagnosed->fails && (!oracle.target_class().empty() || diagnosed->failure_class.empty())) {
-        progress("  " + std::string(s->name) + "'s diagnostic compile does not show the failure (" +
+  for (const auto& name : names) {
+    const StrategyInfo* s = FindStrategy(name);
+    if (!s) {
+      std::string known;
+      for (const auto& k : Strategies()) known += std::string(known.empty() ? "" : ", ") + k.name;
+      throw HarnessError("unknown strategy '" + name + "'; known: " + known);
+    }
+    order.push_back(s);
+  }
+  return order;
+}
+
+// SanityCheck: the original fails as the test saw it. Where a strategy diagnoses this
+// failure (or a failure not known yet), its diagnostic compile is the sanity check's; the
+// plain one is made only when the diagnosis does not show the failure.
+void SanityCheck(Reduction& x, ReductionState& state, const std::vector<const StrategyInfo*>& order,
+                 const Program& start_program) {
+  if (x.options.skip_sanity && !x.spec.failure_class.empty()) return;
+  Oracle& oracle = x.oracle;
+  x.progress("sanity: compiling and running the original (" + std::to_string(start_program.nodes.size()) + " nodes)");
+  std::optional<Verdict> diagnosed;
+  for (const auto* s : order) {
+    if (!s->diagnose || !(diagnosed = s->diagnose(state))) continue;
+    if (!diagnosed->fails && (!oracle.target_class().empty() || diagnosed->failure_class.empty())) {
+      x.progress("  " + std::string(s->name) + "'s diagnostic compile does not show the failure (" +
                  diagnosed->not_failing_reason.substr(0, 200) + "); compiling the original as it is");
-        diagnosed.reset();
-      }
-      break;
+      diagnosed.reset();
     }
-    const Verdict v = diagnosed ? *diagnosed : oracle.Test(start_program);
-    if (!v.fails && !spec.failure_class.empty() && state.OutOfTime()) {
-      // The test saw the original fail; the time ran out before the sanity check could see it
-      // again. The best so far is the original itself, labelled as not checked again.
-      result.sanity_checked = false;
-      progress("the time ran out during the sanity check (" + v.not_failing_reason.substr(0, 200) +
-               "); the repro is the original, not reduced and not checked again");
-    } else if (spec.failure_class.empty()) {
-      if (v.failure_class.empty()) throw HarnessError(spec.package + ": the original passes; there is nothing to reduce");
-      oracle.SetTarget(v.failure_class, options.check_str);
-    } else if (!v.fails) {
-      const std::string now = v.failure_class.empty() ? std::string("it passes") : "it fails as " + v.failure_class;
-      if (archive->Manifest() && archive->Manifest()->prebuilt) {
-        throw NotReproducedError(NotReproducedMessage(*archive, oracle.target_class(), now, result.inductor_configs_json));
-      }
-      throw HarnessError(spec.package + ": the original no longer fails as " + spec.failure_class + " (" + now +
-                         "); nothing to reduce. " + v.message.substr(0, 500));
-    }
-    if (result.sanity_checked) {
-      state.Step("sanity", std::to_string(start_program.nodes.size()) + " nodes",
-                 "the original fails as " + oracle.target_class());
-    }
+    break;
   }
-  // 3. Strategies.
+  const Verdict v = diagnosed ? *diagnosed : oracle.Test(start_program);
+  if (!v.fails && !x.spec.failure_class.empty() && state.OutOfTime()) {
+    // The test saw the original fail; the time ran out before the sanity check could see it
+    // again. The best so far is the original itself, labelled as not checked again.
+    x.result.sanity_checked = false;
+    x.progress("the time ran out during the sanity check (" + v.not_failing_reason.substr(0, 200) +
+               "); the repro is the original, not reduced and not checked again");
+  } else if (x.spec.failure_class.empty()) {
+    if (v.failure_class.empty()) throw HarnessError(x.spec.package + ": the original passes; there is nothing to reduce");
+    oracle.SetTarget(v.failure_class, x.options.check_str);
+  } else if (!v.fails) {
+    const std::string now = v.failure_class.empty() ? std::string("it passes") : "it fails as " + v.failure_class;
+    if (x.archive.Manifest() && x.archive.Manifest()->prebuilt) {
+      throw NotReproducedError(NotReproducedMessage(x.archive, oracle.target_class(), now, x.result.inductor_configs_json));
+    }
+    throw HarnessError(x.spec.package + ": the original no longer fails as " + x.spec.failure_class + " (" + now +
+                       "); nothing to reduce. " + v.message.substr(0, 500));
+  }
+  if (x.result.sanity_checked) {
+    state.Step("sanity", std::to_string(start_program.nodes.size()) + " nodes",
+               "the original fails as " + oracle.target_class());
+  }
+}
+
+// RunStrategies: each strategy in turn until none shrinks the program, one node is left
+// or the time is out; after a strategy that shrank it, from the first one again.
+void RunStrategies(ReductionState& state, const std::vector<const StrategyInfo*>& order) {
   bool progress_made = true;
   while (progress_made && state.current().nodes.size() > 1 && !state.OutOfTime()) {
     progress_made = false;
@@ -234,23 +253,25 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
       }
     }
   }
-  result.budget_exhausted = state.OutOfTime();
-  if (result.budget_exhausted) progress("the time budget is spent; keeping the best result so far");
-  // 4. The final result, checked again.
+}
+
+// FinalCheck: the minimal program checked again and the result's verdict, message and
+// culprit. Out of time, nothing runs again: the final verdict is the one already seen
+// (none for an original the sanity check could not finish).
+Verdict FinalCheck(Reduction& x, const ReductionState& state) {
+  ReduceResult& result = x.result;
+  Oracle& oracle = x.oracle;
   result.minimal = state.current();
   result.minimal_inputs = oracle.InputsFor(result.minimal);
-  // Out of time, nothing runs again: the final verdict is the one already seen (none for
-  // an original the sanity check could not finish).
   const bool out_of_time = state.OutOfTime();
-  const Verdict final_verdict =
-      out_of_time && !oracle.Known(result.minimal) ? Verdict{} : oracle.Test(result.minimal);
+  const Verdict final_verdict = out_of_time && !oracle.Known(result.minimal) ? Verdict{} : oracle.Test(result.minimal);
   result.final_rechecked = !out_of_time;
   if (result.final_rechecked) result.final_recheck_failed_again = oracle.Rerun(result.minimal).fails;
   result.failure_class = oracle.target_class();
-  if (result.failure_class == "timeout" && oracle.check().runner.timeout_s < check.runner.timeout_s) {
+  if (result.failure_class == "timeout" && oracle.check().runner.timeout_s < x.check.runner.timeout_s) {
     result.hang_timeout_s = oracle.check().runner.timeout_s;
   }
-  result.message = final_verdict.fails || spec.failure_message.empty() ? final_verdict.message : spec.failure_message;
+  result.message = final_verdict.fails || x.spec.failure_message.empty() ? final_verdict.message : x.spec.failure_message;
   result.final_archive = final_verdict.archive;
   result.nodes_after = result.minimal.nodes.size();
   result.dynamic_shapes = DynamicShapeNotes(result.original, result.minimal);
@@ -263,84 +284,167 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
     }
   }
   if (result.culprit.empty() && result.minimal.nodes.size() == 1) result.culprit = result.minimal.nodes[0].name;
-  // Accuracy: the error of the failing output, element by element, in the original (as
-  // its test saw it; one more run of its compiled model, no compile) and in the repro.
-  if (result.failure_class == "accuracy") {
-    CheckOptions keep = check;
-    keep.keep_values = true;
-    keep.reruns = 0;  // a picture of the error, not its rate
-    try {
-      if (!profiled_original && spec.inductor_configs_json.empty() && archive->HasCompiledModel(model)) {
-        original_profile = ProfileFirstFailure("the original", CheckAotiMatchesEager(spec.package, &inputs, keep),
+  return final_verdict;
+}
+
+// ProfileErrors: an accuracy failure's error, element by element, in the original (as its
+// test saw it; one more run of its compiled model, no compile) and in the repro.
+void ProfileErrors(Reduction& x) {
+  ReduceResult& result = x.result;
+  if (result.failure_class != "accuracy") return;
+  CheckOptions keep = x.check;
+  keep.keep_values = true;
+  keep.reruns = 0;  // a picture of the error, not its rate
+  try {
+    if (!x.profiled_original && x.spec.inductor_configs_json.empty() && x.archive.HasCompiledModel(result.model)) {
+      x.original_profile = ProfileFirstFailure("the original", CheckAotiMatchesEager(x.spec.package, &x.inputs, keep),
                                                result.original.Signature().user_outputs);
-      }
-      if (original_profile) result.error_profiles.push_back(*original_profile);
-      if (!result.final_archive.empty()) {
-        if (auto p = ProfileFirstFailure("the repro", CheckAotiMatchesEager(result.final_archive, &result.minimal_inputs, keep),
-                                         result.minimal.Signature().user_outputs)) {
-          result.error_profiles.push_back(*p);
-        }
-      }
-    } catch (const std::exception& e) {
-      progress(std::string("  no error profile for report.html: ") + e.what());
     }
+    if (x.original_profile) result.error_profiles.push_back(*x.original_profile);
+    if (!result.final_archive.empty()) {
+      if (auto p = ProfileFirstFailure("the repro", CheckAotiMatchesEager(result.final_archive, &result.minimal_inputs, keep),
+                                       result.minimal.Signature().user_outputs)) {
+        result.error_profiles.push_back(*p);
+      }
+    }
+  } catch (const std::exception& e) {
+    x.progress(std::string("  no error profile for report.html: ") + e.what());
   }
-  // Random weights in place of the model's, kept only where the failure reproduces with them.
-  if (options.random_weights && !result.final_archive.empty() && final_verdict.fails) {
-    progress("random weights: compiling the repro once more with random weights of the same shape, dtype, mean and std");
-    const Verdict random = oracle.TestWithRandomWeights(result.minimal);
-    if (random.fails) {
-      result.final_archive = random.archive;
-      result.message = random.message;
-      result.weights = "random";
-      result.weights_note = "random: the repro's floating weights and constants are random values of the same shape, "
-                            "dtype, mean and standard deviation as the model's (integer and bool ones are the model's), "
-                            "and the failure reproduces with them";
-    } else {
-      result.weights_note = "real: the model's own weights, only those the repro uses; with random ones the failure "
-                            "does not reproduce (" + random.not_failing_reason.substr(0, 300) + ")";
-    }
-    progress("  " + result.weights_note);
-  } else {
+}
+
+// TryRandomWeights: random weights in place of the model's, kept only where the failure
+// reproduces with them.
+void TryRandomWeights(Reduction& x, bool final_fails) {
+  ReduceResult& result = x.result;
+  if (!x.options.random_weights || result.final_archive.empty() || !final_fails) {
     result.weights_note = std::string("real: the model's own weights, only those the repro uses") +
-                          (options.random_weights ? " (the repro did not fail on its final check, so random ones were "
-                                                    "not tried)"
-                                                  : "; --aoti_reduce_random_weights (aoti_reduce --random_weights) "
-                                                    "tries random ones");
+                          (x.options.random_weights ? " (the repro did not fail on its final check, so random ones "
+                                                      "were not tried)"
+                                                    : "; --aoti_reduce_random_weights (aoti_reduce --random_weights) "
+                                                      "tries random ones");
+    return;
   }
-  result.compiles = oracle.compiles();
-  // The stage ladder and the workaround: their compiles and time counted apart from the reduction's.
-  const auto reduced_at = std::chrono::steady_clock::now();
-  if (options.stage_ladder && final_verdict.fails && !result.culprit.empty() && !state.OutOfTime()) {
-    StageLadderOptions ladder;
-    ladder.ladder_budget = options.ladder_budget;
-    ladder.workaround_budget = options.workaround_budget;
-    ladder.run_seconds_before = original_run_seconds;
-    if (ladder.run_seconds_before < 0 && result.failure_class == "accuracy" && archive->HasCompiledModel(model)) {
-      // What the original's compiled run costs as built (it runs to its end): one run, no compile.
-      const CompiledOutcome o = RunCompiled(spec.package, model, inputs, oracle.check().runner);
-      if (o.ok()) ladder.run_seconds_before = o.seconds;
-    }
-    // The original as the sanity check compiled it (its call signature flat, as every candidate's).
-    result.stage = FindStageAndWorkaround(oracle, start_program, result.minimal, result.culprit, ladder,
-                                          [&] { return state.OutOfTime(); }, progress);
-    result.stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reduced_at).count();
-  } else if (options.stage_ladder) {
-    result.stage.why_not = !final_verdict.fails ? "the repro did not fail on its final check"
+  x.progress("random weights: compiling the repro once more with random weights of the same shape, dtype, mean and std");
+  const Verdict random = x.oracle.TestWithRandomWeights(result.minimal);
+  if (random.fails) {
+    result.final_archive = random.archive;
+    result.message = random.message;
+    result.weights = "random";
+    result.weights_note = "random: the repro's floating weights and constants are random values of the same shape, "
+                          "dtype, mean and standard deviation as the model's (integer and bool ones are the model's), "
+                          "and the failure reproduces with them";
+  } else {
+    result.weights_note = "real: the model's own weights, only those the repro uses; with random ones the failure "
+                          "does not reproduce (" + random.not_failing_reason.substr(0, 300) + ")";
+  }
+  x.progress("  " + result.weights_note);
+}
+
+// RunStageLadder: the stage at fault and a workaround verified on the original, their
+// compiles and time counted apart from the reduction's.
+void RunStageLadder(Reduction& x, const ReductionState& state, const Program& start_program, bool final_fails) {
+  ReduceResult& result = x.result;
+  if (!x.options.stage_ladder) return;
+  if (!final_fails || result.culprit.empty() || state.OutOfTime()) {
+    result.stage.why_not = !final_fails ? "the repro did not fail on its final check"
                            : result.culprit.empty() ? "the repro names no culprit node"
                                                     : "out of time";
+    return;
   }
+  const auto begun = std::chrono::steady_clock::now();
+  StageLadderOptions ladder;
+  ladder.ladder_budget = x.options.ladder_budget;
+  ladder.workaround_budget = x.options.workaround_budget;
+  ladder.run_seconds_before = x.original_run_seconds;
+  if (ladder.run_seconds_before < 0 && result.failure_class == "accuracy" && x.archive.HasCompiledModel(result.model)) {
+    // What the original's compiled run costs as built (it runs to its end): one run, no compile.
+    const CompiledOutcome o = RunCompiled(x.spec.package, result.model, x.inputs, x.oracle.check().runner);
+    if (o.ok()) ladder.run_seconds_before = o.seconds;
+  }
+  // The original as the sanity check compiled it (its call signature flat, as every candidate's).
+  result.stage = FindStageAndWorkaround(x.oracle, start_program, result.minimal, result.culprit, ladder,
+                                        [&] { return state.OutOfTime(); }, x.progress);
+  result.stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+}
+
+// CountWork: the oracle's, the pool's and the state's figures into the result (all but
+// the compiles, counted before the stage ladder).
+void CountWork(Reduction& x, const ReductionState& state, const CompileClient& client,
+               const std::vector<std::unique_ptr<CompileClient>>& more_servers, const CompileCache& disk_cache) {
+  ReduceResult& result = x.result;
+  const Oracle& oracle = x.oracle;
   result.cache_hits = oracle.cache_hits();
   result.disk_cache_hits = oracle.disk_cache_hits();
   result.compile_cache_dir = disk_cache.dir();
   result.runs = oracle.runs();
   result.speculative_compiles = oracle.speculative_compiles();
-  result.server_requests.push_back(client->requests());
+  result.server_requests.push_back(client.requests());
   for (const auto& c : more_servers) result.server_requests.push_back(c->requests());
   result.flaky = state.flaky();
   result.compile_seconds = oracle.compile_seconds();
   result.log = state.log();
   result.checkpoints = state.accepted();
+}
+
+}  // namespace
+
+ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, CompileClient* client,
+                    const std::string& work_dir, const Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  ReduceOptions options = WithBudget(given_options, start);
+  if (options.deadline.set()) client->SetDeadline(options.deadline);
+  ReduceResult result;
+  auto archive = Pt2Archive::Open(spec.package);
+  result.model = archive->ResolveModelName(spec.model);
+  result.package_name = archive->DisplayName();
+  const std::string& model = result.model;
+  result.original = Program::Parse(archive->ProgramJson(model), spec.package);
+  result.nodes_before = result.original.nodes.size();
+  const std::vector<at::Tensor> inputs = spec.inputs.empty() ? archive->SampleInputs() : spec.inputs;
+  result.inductor_configs_json = !spec.inductor_configs_json.empty()
+                                     ? spec.inductor_configs_json
+                                     : (archive->Manifest() ? archive->Manifest()->inductor_configs_json : "{}");
+  RequireCompilerFailure(spec.failure_class);
+  // The compile server imports torch and probes the host while the original runs here.
+  client->Warm();
+  // 1. Every value of the original program, from one eager run (its custom operators from
+  // the test's op libraries unless linked in).
+  EnsureOperators(result.original, spec.check.runner);
+  ValueStore values(options.offload_to_disk ? work_dir + "/values" : "");
+  RecordEagerValues(spec, *archive, model, result.original, inputs, &values);
+  // Candidates are judged as the test judged the original: its rule, its tolerances, and
+  // bool and integer outputs (an argmax) compared or ignored as it chose.
+  CheckOptions check = spec.check;
+  check.model = model;
+  if (options.deadline.set()) check.runner.deadline = options.deadline;
+  Oracle oracle(*archive, model, result.inductor_configs_json, &values, check, client, work_dir);
+  oracle.SetHangTimeout(options.hang_timeout_s);
+  result.jobs = options.jobs > 0 ? options.jobs : DefaultJobs();
+  const auto more_servers = StartPool(client, result.jobs, &oracle, progress);
+  CompileCache disk_cache(options.compile_cache);
+  oracle.UseDiskCache(&disk_cache);
+  if (disk_cache.enabled()) progress("compile cache: " + disk_cache.dir());
+  oracle.SetTarget(spec.failure_class, options.check_str);
+  Reduction x{spec, options, progress, *archive, inputs, check, oracle, result};
+  CheckAsBuilt(x);
+  SayHowCandidatesAreJudged(x);
+  oracle.SkipExportErrors(options.skip_export_errors);
+  const Program start_program = RemoveUnusedInputs(EliminateDeadCode(result.original));
+  const std::vector<const StrategyInfo*> order = StrategyOrder(options.strategies);
+  for (const auto* s : order) result.strategies.push_back(s->name);
+  ReductionState state(start_program, &oracle, &options, progress);
+  // 2. Sanity; 3. the strategies; 4. the final result, checked again.
+  SanityCheck(x, state, order, start_program);
+  RunStrategies(state, order);
+  result.budget_exhausted = state.OutOfTime();
+  if (result.budget_exhausted) progress("the time budget is spent; keeping the best result so far");
+  const Verdict final_verdict = FinalCheck(x, state);
+  ProfileErrors(x);
+  TryRandomWeights(x, final_verdict.fails);
+  result.compiles = oracle.compiles();  // the ladder's compiles are counted apart
+  const auto reduced_at = std::chrono::steady_clock::now();
+  RunStageLadder(x, state, start_program, final_verdict.fails);
+  CountWork(x, state, *client, more_servers, disk_cache);
   result.seconds = std::chrono::duration<double>(reduced_at - start).count();
   return result;
 }

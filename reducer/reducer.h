@@ -53,6 +53,7 @@ struct ReduceSpec {
 
 struct ReduceResult {
   std::string model;                   // the model reduced (ReduceSpec::model resolved)
+  std::string package_name;            // the original by its Bazel label, else its file name
   Program original, minimal;
   std::vector<at::Tensor> minimal_inputs;
   std::string failure_class, message;  // the preserved failure, as the final check saw it
@@ -102,6 +103,9 @@ struct ReduceResult {
 // sanity check did not finish, "yes, during the sanity check: the repro is the original".
 std::string RecheckText(const ReduceResult& r);
 std::string BudgetText(const ReduceResult& r);
+// ShownPackage: how report.md, report.html and workaround.md name the original: its Bazel
+// label (package_name), else the file name of spec.package; never a sandbox path.
+std::string ShownPackage(const ReduceResult& r, const ReduceSpec& spec);
 
 ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& options, CompileClient* client,
                     const std::string& work_dir, const std::function<void(const std::string&)>& progress);

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 #include "harness/program_state.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_bundle.h"

@@ -293,41 +293,39 @@ std::string StepsSvg(const ReduceResult& r) {
   return svg.str();
 }
 
-std::string ReportHtml(const ReduceResult& r, const ReduceSpec& spec, const std::string& environment,
-                       const std::string& message, const std::string& work_dir) {
-  std::set<std::string> kept;
-  for (const auto& n : r.minimal.nodes) kept.insert(n.name);
-  std::string problem;
-  const std::string minimal_svg = RenderSvg(GraphDot(r.minimal, {}, r.culprit), work_dir, 60, &problem);
-  std::string original_svg, original_problem;
-  if (r.original.nodes.size() <= kMaxOriginalNodesDrawn) {
-    original_svg = RenderSvg(GraphDot(r.original, kept, r.culprit), work_dir, 120, &original_problem);
-  }
-  std::ostringstream h;
+namespace {
+
+constexpr const char kReportStyle[] =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}\n"
+    "h1{font-size:22px;margin-bottom:4px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}\n"
+    "pre{background:#f5f5f5;padding:10px;overflow:auto;font-size:12px;max-height:360px}\n"
+    ".badge{display:inline-block;padding:2px 10px;border-radius:10px;background:#c62828;color:#fff;font-weight:600}\n"
+    ".lead{font-size:15px}.graph{overflow:auto;max-height:720px;border:1px solid #eee;padding:6px}\n"
+    ".graph svg{max-width:100%;height:auto}.note{color:#666;font-size:13px}\n"
+    "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}\n"
+    "th{background:#f5f5f5}.kv th{width:280px}svg text.t{font-size:12px;fill:#222}svg text.a{font-size:10px;fill:#555}\n"
+    ".legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle;border:1px solid #666}\n";
+
+// The page's head and its opening lines: what was reduced, to what, and how to run it.
+void HeadAndLead(const ReduceResult& r, const ReduceSpec& spec, std::ostringstream& h) {
   h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
     << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n"
-    << "<title>AOTI repro: " << Escape(r.failure_class) << ", " << r.nodes_before << " to " << r.nodes_after
-    << " nodes</title>\n<style>\n"
-    << "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}\n"
-    << "h1{font-size:22px;margin-bottom:4px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}\n"
-    << "pre{background:#f5f5f5;padding:10px;overflow:auto;font-size:12px;max-height:360px}\n"
-    << ".badge{display:inline-block;padding:2px 10px;border-radius:10px;background:#c62828;color:#fff;font-weight:600}\n"
-    << ".lead{font-size:15px}.graph{overflow:auto;max-height:720px;border:1px solid #eee;padding:6px}\n"
-    << ".graph svg{max-width:100%;height:auto}.note{color:#666;font-size:13px}\n"
-    << "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}\n"
-    << "th{background:#f5f5f5}.kv th{width:280px}svg text.t{font-size:12px;fill:#222}svg text.a{font-size:10px;fill:#555}\n"
-    << ".legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle;border:1px solid #666}\n"
-    << "</style></head><body>\n";
+    << "<title>AOTI repro of " << Escape(ShownPackage(r, spec)) << ": " << Escape(r.failure_class) << ", "
+    << r.nodes_before << " to " << r.nodes_after << " nodes</title>\n<style>\n" << kReportStyle << "</style></head><body>\n";
   h << "<h1>AOTI repro: <span class=\"badge\" id=\"failure-class\">" << Escape(r.failure_class) << "</span></h1>\n"
-    << "<p class=\"lead\">Reduced <code>" << Escape(spec.package) << "</code> from <b>" << r.nodes_before << "</b> to <b>"
-    << r.nodes_after << "</b> nodes in <b>" << r.compiles << "</b> compiles ("
+    << "<p class=\"lead\">Reduced <code>" << Escape(ShownPackage(r, spec)) << "</code> from <b>" << r.nodes_before
+    << "</b> to <b>" << r.nodes_after << "</b> nodes in <b>" << r.compiles << "</b> compiles ("
     << Number(r.seconds, "%.0f") << " s)"
     << (r.culprit.empty() ? "." : "; the culprit is <code id=\"culprit\">" + Escape(r.culprit) + "</code>.")
     << (r.budget_exhausted ? " <b>The time budget was spent: this is the best repro so far.</b>" : "") << "</p>\n"
     << "<p class=\"note\">Run it: <code>python repro.py</code> (exit 1 while the bug is there), or copy "
     << "<code>BUILD.bazel</code>, <code>repro_test.cc</code> and <code>repro.pt2</code> into a package and "
     << "<code>bazel test :repro_test</code>.</p>\n";
-  h << "<h2>Failure</h2>\n<pre id=\"failure\">" << Escape(message) << "</pre>\n";
+}
+
+void MinimalGraphAndErrors(const ReduceResult& r, const std::string& work_dir, std::ostringstream& h) {
+  std::string problem;
+  const std::string minimal_svg = RenderSvg(GraphDot(r.minimal, {}, r.culprit), work_dir, 60, &problem);
   h << "<h2>Minimal graph</h2>\n";
   if (!minimal_svg.empty()) {
     h << "<div class=\"graph\" id=\"minimal-graph\">" << minimal_svg << "</div>\n"
@@ -337,15 +335,17 @@ std::string ReportHtml(const ReduceResult& r, const ReduceSpec& spec, const std:
     h << "<p class=\"note\">No picture: " << Escape(problem) << ". The graph is in <code>graph.dot</code>.</p>\n";
   }
   h << "<pre>" << Escape(FormatGraph(r.minimal)) << "</pre>\n";
-  if (!r.error_profiles.empty()) {
-    h << "<h2>Error per element</h2>\n<p class=\"note\">Each failing output's error against the float64 reference, "
-         "element by element in row-major order: the compiled model's (red) next to eager's (blue), on one scale. "
-         "Drift everywhere, in one channel or in the tail shows as such.</p>\n";
-    for (const auto& p : r.error_profiles) {
-      h << "<h3>" << Escape(p.where) << ": output " << p.output_index << " <code>" << Escape(p.output) << "</code> "
-        << Escape(Shape(p.sizes)) << "</h3>\n<div class=\"plot\">" << ErrorPlotSvg(p) << "</div>\n";
-    }
+  if (r.error_profiles.empty()) return;
+  h << "<h2>Error per element</h2>\n<p class=\"note\">Each failing output's error against the float64 reference, "
+       "element by element in row-major order: the compiled model's (red) next to eager's (blue), on one scale. "
+       "Drift everywhere, in one channel or in the tail shows as such.</p>\n";
+  for (const auto& p : r.error_profiles) {
+    h << "<h3>" << Escape(p.where) << ": output " << p.output_index << " <code>" << Escape(p.output) << "</code> "
+      << Escape(Shape(p.sizes)) << "</h3>\n<div class=\"plot\">" << ErrorPlotSvg(p) << "</div>\n";
   }
+}
+
+void StepsTable(const ReduceResult& r, std::ostringstream& h) {
   h << "<h2>Steps</h2>\n<div>" << StepsSvg(r) << "</div>\n"
     << "<table id=\"steps\"><tr><th>step</th><th>strategy</th><th>what</th><th>nodes</th><th>compiles so far</th>"
        "<th>time</th></tr>\n";
@@ -357,36 +357,59 @@ std::string ReportHtml(const ReduceResult& r, const ReduceSpec& spec, const std:
   }
   h << "<tr><td></td><td>final check</td><td>the repro, compiled and run again</td><td>" << r.nodes_after
     << "</td><td>" << r.compiles << "</td><td>" << Number(r.seconds, "%.1f") << " s</td></tr></table>\n";
-  if (r.stage.ran) {
-    const StageReport& st = r.stage;
-    h << "<h2>Stage and workaround</h2>\n<p id=\"stage\"><b>" << Escape(st.stage) << "</b>: " << Escape(st.stage_reason)
-      << ".</p>\n<table id=\"ladder\"><tr><th>rung</th><th>what</th><th>the repro</th><th>time</th></tr>\n";
-    for (const auto& rung : st.rungs) {
-      h << "<tr><td>" << Escape(rung.name) << "</td><td>" << Escape(rung.what) << "</td><td>" << Escape(rung.verdict)
-        << "</td><td>" << Number(rung.seconds, "%.1f") << " s</td></tr>\n";
-    }
-    h << "</table>\n<p class=\"note\">" << st.ladder_compiles << " compile(s) of the repro (budget " << st.ladder_budget
-      << "), " << st.workaround_compiles << " of the original (budget " << st.workaround_budget << ").</p>\n";
-    if (st.workaround_verified) {
-      h << "<p id=\"workaround\">Workaround, verified on the original: <b>" << Escape(st.workaround_what)
-        << "</b>. The model's inductor configs with it (the exact <code>aoti_package</code> line and the Python form: "
-           "<code>workaround.md</code>):</p>\n<pre>"
-        << Escape(st.merged_configs_json) << "</pre>\n";
-    } else {
-      h << "<p id=\"workaround\">No workaround verified: " << Escape(st.workaround_verdict) << ".</p>\n";
-    }
+}
+
+void StageAndWorkaround(const StageReport& st, std::ostringstream& h) {
+  if (!st.ran) return;
+  h << "<h2>Stage and workaround</h2>\n<p id=\"stage\"><b>" << Escape(st.stage) << "</b>: " << Escape(st.stage_reason)
+    << ".</p>\n<table id=\"ladder\"><tr><th>rung</th><th>what</th><th>the repro</th><th>time</th></tr>\n";
+  for (const auto& rung : st.rungs) {
+    h << "<tr><td>" << Escape(rung.name) << "</td><td>" << Escape(rung.what) << "</td><td>" << Escape(rung.verdict)
+      << "</td><td>" << Number(rung.seconds, "%.1f") << " s</td></tr>\n";
   }
+  h << "</table>\n<p class=\"note\">" << st.ladder_compiles << " compile(s) of the repro (budget " << st.ladder_budget
+    << "), " << st.workaround_compiles << " of the original (budget " << st.workaround_budget << ").</p>\n";
+  if (st.workaround_verified) {
+    h << "<p id=\"workaround\">Workaround, verified on the original: <b>" << Escape(st.workaround_what)
+      << "</b>. The model's inductor configs with it (the exact <code>aoti_package</code> line and the Python form: "
+         "<code>workaround.md</code>):</p>\n<pre>"
+      << Escape(st.merged_configs_json) << "</pre>\n";
+  } else {
+    h << "<p id=\"workaround\">No workaround verified: " << Escape(st.workaround_verdict) << ".</p>\n";
+  }
+}
+
+void OriginalGraph(const ReduceResult& r, const std::string& work_dir, std::ostringstream& h) {
   h << "<h2>Original graph</h2>\n";
-  if (!original_svg.empty()) {
-    h << "<p class=\"note\">" << r.nodes_before << " nodes; the " << r.nodes_after
-      << " kept in the repro are highlighted, the culprit in red.</p>\n<div class=\"graph\" id=\"original-graph\">"
-      << original_svg << "</div>\n";
-  } else if (r.original.nodes.size() > kMaxOriginalNodesDrawn) {
+  if (r.original.nodes.size() > kMaxOriginalNodesDrawn) {
     h << "<p class=\"note\">" << r.nodes_before << " nodes: too many to draw (over " << kMaxOriginalNodesDrawn
       << ").</p>\n";
-  } else {
-    h << "<p class=\"note\">No picture: " << Escape(original_problem) << ".</p>\n";
+    return;
   }
+  std::set<std::string> kept;
+  for (const auto& n : r.minimal.nodes) kept.insert(n.name);
+  std::string problem;
+  const std::string svg = RenderSvg(GraphDot(r.original, kept, r.culprit), work_dir, 120, &problem);
+  if (svg.empty()) {
+    h << "<p class=\"note\">No picture: " << Escape(problem) << ".</p>\n";
+    return;
+  }
+  h << "<p class=\"note\">" << r.nodes_before << " nodes; the " << r.nodes_after
+    << " kept in the repro are highlighted, the culprit in red.</p>\n<div class=\"graph\" id=\"original-graph\">" << svg
+    << "</div>\n";
+}
+
+}  // namespace
+
+std::string ReportHtml(const ReduceResult& r, const ReduceSpec& spec, const std::string& environment,
+                       const std::string& message, const std::string& work_dir) {
+  std::ostringstream h;
+  HeadAndLead(r, spec, h);
+  h << "<h2>Failure</h2>\n<pre id=\"failure\">" << Escape(message) << "</pre>\n";
+  MinimalGraphAndErrors(r, work_dir, h);
+  StepsTable(r, h);
+  StageAndWorkaround(r.stage, h);
+  OriginalGraph(r, work_dir, h);
   h << "<h2>Figures</h2>\n"
     << Table({{"nodes before", std::to_string(r.nodes_before)},
               {"nodes after", std::to_string(r.nodes_after)},

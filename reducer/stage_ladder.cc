@@ -110,6 +110,111 @@ class Ladder {
 
 bool IsAten(const std::string& op) { return op.rfind("aten.", 0) == 0 || op.rfind("prims.", 0) == 0; }
 
+// Candidate workarounds: (configs, what), narrowest first.
+using Workarounds = std::vector<std::pair<std::string, std::string>>;
+
+// BelowAtenFallback: the repro passes with the operator as an ATen kernel, so inductor's
+// own code for it is at fault: the vectorised code (CPU), else its decomposition, else its
+// lowering or codegen.
+void BelowAtenFallback(Ladder& ladder, const Oracle& oracle, const Program& minimal, const json& op_list,
+                       StageReport& r, Workarounds* workarounds) {
+  r.stage = "decomposition, lowering or codegen";
+  r.stage_reason = "the repro passes with " + r.culprit_op + " as an ATen kernel: inductor's own code for it is at fault";
+  const LadderRung* scalar = nullptr;
+  if (oracle.device() == "cpu") {
+    scalar = ladder.Run(minimal, "vectorisation_off", Configs("cpp.simdlen", 1), "the CPU code not vectorised (cpp.simdlen=1)");
+  }
+  if (scalar && scalar->passes) {
+    workarounds->push_back({scalar->configs_json, "the CPU code not vectorised"});
+    r.stage = "codegen (vectorised)";
+    r.stage_reason = "the repro passes with the CPU code not vectorised (cpp.simdlen=1), and with " + r.culprit_op +
+                     " as an ATen kernel";
+    return;
+  }
+  if (scalar && !scalar->fails) {
+    r.stage_reason += "; '" + scalar->what + "' was inconclusive (" + scalar->verdict + ")";
+    return;
+  }
+  const LadderRung* undecomposed =
+      ladder.Run(minimal, "decomposition_off", Configs(kSkipDecompositions, op_list),
+                 "inductor's decomposition of " + r.culprit_op + " left out (" + kSkipDecompositions + ")");
+  if (!undecomposed) return;
+  const bool none = undecomposed->verdict.rfind("not applicable", 0) == 0;
+  if (undecomposed->passes) {
+    r.stage = "decomposition";
+    r.stage_reason = "the repro passes with inductor's decomposition of " + r.culprit_op + " left out";
+  } else if (undecomposed->fails || none) {
+    r.stage = std::string("lowering or codegen") + (scalar ? " (the scalar code too)" : "");
+    r.stage_reason = "the repro passes with " + r.culprit_op + " as an ATen kernel" +
+                     (scalar ? ", and fails with the code not vectorised" : std::string()) +
+                     (none ? "; inductor has no decomposition of it" : ", and fails with its decomposition left out");
+  } else {
+    r.stage_reason += "; '" + undecomposed->what + "' was inconclusive (" + undecomposed->verdict + ")";
+  }
+}
+
+// AroundAtenFallback: the operator as an ATen kernel fails too: inductor's switches
+// around it, one at a time, until one makes the repro pass.
+void AroundAtenFallback(Ladder& ladder, const json& package_configs, const Program& minimal, StageReport& r,
+                        Workarounds* workarounds) {
+  int tried = 0;
+  const std::vector<Switch> switches = Switches(package_configs);
+  for (const Switch& s : switches) {
+    const std::string what = s.key + "=" + s.value.dump();
+    const LadderRung* rung = ladder.Run(minimal, s.key, Configs(s.key, s.value), what);
+    if (!rung) break;
+    tried += rung->fails;
+    if (rung->passes) {
+      workarounds->push_back({rung->configs_json, what});
+      r.stage = s.stage;
+      r.stage_reason = "the repro passes with " + what;
+      return;
+    }
+  }
+  r.stage = "wrapper and runtime";
+  r.stage_reason = "the repro fails with " + r.culprit_op + " as an ATen kernel, and with " +
+                   (tried == static_cast<int>(switches.size())
+                        ? "each of inductor's switches"
+                        : std::to_string(tried) + " of " + std::to_string(switches.size()) + " switches tried (the budget)");
+}
+
+// VerifyWorkaround: each candidate on the original program, narrowest first, within the
+// workaround's budget; the first under which the original passes is the workaround.
+void VerifyWorkaround(Oracle& oracle, const Program& original, const json& package_configs,
+                      const Workarounds& workarounds, const std::function<bool()>& out_of_time,
+                      const std::function<void(const std::string&)>& progress, StageReport& r) {
+  if (workarounds.empty()) {
+    r.workaround_verdict = "nothing in the ladder made the repro pass";
+    return;
+  }
+  for (const auto& [configs, what] : workarounds) {
+    if (r.workaround_compiles >= r.workaround_budget || out_of_time()) {
+      r.workaround_verdict = std::string(out_of_time() ? "out of time" : "the budget is spent") +
+                             " before the original was checked with " + what;
+      return;
+    }
+    progress("workaround: the original program (" + std::to_string(original.nodes.size()) + " nodes) with " + what);
+    const int before = oracle.compiles();
+    double run = -1;
+    const Verdict v = oracle.TestWithConfigs(original, configs, &run);
+    r.workaround_compiles += oracle.compiles() - before;
+    if (Passes(v)) {
+      r.workaround_configs_json = configs;
+      r.workaround_what = what;
+      r.workaround_verified = true;
+      r.workaround_verdict = "the original passes with it";
+      r.run_seconds_after = run;
+      json merged = package_configs;
+      merged.update(json::parse(configs));
+      r.merged_configs_json = merged.dump();
+      progress("workaround: the original passes with " + what);
+      return;
+    }
+    r.workaround_verdict = "the original " + VerdictText(v) + " with " + what;
+    progress("workaround: " + r.workaround_verdict);
+  }
+}
+
 }  // namespace
 
 StageReport FindStageAndWorkaround(Oracle& oracle, const Program& original, const Program& minimal,
@@ -135,112 +240,29 @@ StageReport FindStageAndWorkaround(Oracle& oracle, const Program& original, cons
   Ladder ladder(oracle, out_of_time, progress, &r);
   const json op_list = json::array({r.culprit_op});
   const std::string fallback = Configs(kAtenFallbacks, op_list);
-  std::vector<std::pair<std::string, std::string>> workarounds;  // configs, what: narrowest first
+  Workarounds workarounds;
   const LadderRung* aten = nullptr;
   if (IsAten(r.culprit_op)) {
-    aten = ladder.Run(minimal, "aten_fallback", fallback, r.culprit_op + " called as an ATen kernel (" +
-                                                               std::string(kAtenFallbacks) + ")");
+    aten = ladder.Run(minimal, "aten_fallback", fallback,
+                      r.culprit_op + " called as an ATen kernel (" + std::string(kAtenFallbacks) + ")");
   } else {
     r.stage = "wrapper and runtime (or the operator itself)";
     r.stage_reason = r.culprit_op + " is not an ATen operator: inductor calls it as it is and generates no code for it";
   }
-  const auto inconclusive = [&](const LadderRung* rung) {
-    r.stage = "unknown";
-    r.stage_reason = rung ? "'" + rung->what + "' was inconclusive (" + rung->verdict + ")"
-                          : "the ladder did not finish (out of time or budget)";
-  };
   if (aten && aten->passes) {
     workarounds.push_back({fallback, r.culprit_op + " called as an ATen kernel"});
-    r.stage = "decomposition, lowering or codegen";
-    r.stage_reason = "the repro passes with " + r.culprit_op + " as an ATen kernel: inductor's own code for it is at fault";
-    const LadderRung* scalar = nullptr;
-    if (oracle.device() == "cpu") {
-      scalar = ladder.Run(minimal, "vectorisation_off", Configs("cpp.simdlen", 1),
-                          "the CPU code not vectorised (cpp.simdlen=1)");
-    }
-    if (scalar && scalar->passes) {
-      workarounds.push_back({scalar->configs_json, "the CPU code not vectorised"});
-      r.stage = "codegen (vectorised)";
-      r.stage_reason = "the repro passes with the CPU code not vectorised (cpp.simdlen=1), and with " + r.culprit_op +
-                       " as an ATen kernel";
-    } else if (scalar && !scalar->fails) {
-      r.stage_reason += "; '" + scalar->what + "' was inconclusive (" + scalar->verdict + ")";
-    } else if (const LadderRung* undecomposed =
-                   ladder.Run(minimal, "decomposition_off", Configs(kSkipDecompositions, op_list),
-                              "inductor's decomposition of " + r.culprit_op + " left out (" + kSkipDecompositions + ")")) {
-      const bool none = undecomposed->verdict.rfind("not applicable", 0) == 0;
-      if (undecomposed->passes) {
-        r.stage = "decomposition";
-        r.stage_reason = "the repro passes with inductor's decomposition of " + r.culprit_op + " left out";
-      } else if (undecomposed->fails || none) {
-        r.stage = std::string("lowering or codegen") + (scalar ? " (the scalar code too)" : "");
-        r.stage_reason = "the repro passes with " + r.culprit_op + " as an ATen kernel" +
-                         (scalar ? ", and fails with the code not vectorised" : std::string()) +
-                         (none ? "; inductor has no decomposition of it" : ", and fails with its decomposition left out");
-      } else {
-        r.stage_reason += "; '" + undecomposed->what + "' was inconclusive (" + undecomposed->verdict + ")";
-      }
-    }
+    BelowAtenFallback(ladder, oracle, minimal, op_list, r, &workarounds);
   } else if (aten && aten->fails) {
-    // The operator as an ATen kernel fails too: inductor's switches around it.
-    int tried = 0;
-    const std::vector<Switch> switches = Switches(package_configs);
-    for (const Switch& s : switches) {
-      const std::string what = s.key + "=" + s.value.dump();
-      const LadderRung* rung = ladder.Run(minimal, s.key, Configs(s.key, s.value), what);
-      if (!rung) break;
-      tried += rung->fails;
-      if (rung->passes) {
-        workarounds.push_back({rung->configs_json, what});
-        r.stage = s.stage;
-        r.stage_reason = "the repro passes with " + what;
-        break;
-      }
-    }
-    if (r.stage.empty()) {
-      r.stage = "wrapper and runtime";
-      r.stage_reason = "the repro fails with " + r.culprit_op + " as an ATen kernel, and with " +
-                       (tried == static_cast<int>(switches.size()) ? "each of inductor's switches"
-                                                                   : std::to_string(tried) + " of " +
-                                                                         std::to_string(switches.size()) +
-                                                                         " switches tried (the budget)");
-    }
-  } else if (r.stage.empty()) {
-    inconclusive(aten);
+    AroundAtenFallback(ladder, package_configs, minimal, r, &workarounds);
   }
-  if (r.stage.empty()) inconclusive(nullptr);
+  if (r.stage.empty()) {
+    r.stage = "unknown";
+    r.stage_reason = aten && !aten->passes && !aten->fails
+                         ? "'" + aten->what + "' was inconclusive (" + aten->verdict + ")"
+                         : "the ladder did not finish (out of time or budget)";
+  }
   progress("stage ladder: " + r.stage + ": " + r.stage_reason);
-  // The workaround, verified on the original.
-  if (workarounds.empty()) {
-    r.workaround_verdict = "nothing in the ladder made the repro pass";
-    return r;
-  }
-  for (const auto& [configs, what] : workarounds) {
-    if (r.workaround_compiles >= r.workaround_budget || out_of_time()) {
-      r.workaround_verdict = std::string(out_of_time() ? "out of time" : "the budget is spent") +
-                             " before the original was checked with " + what;
-      break;
-    }
-    progress("workaround: the original program (" + std::to_string(original.nodes.size()) + " nodes) with " + what);
-    const int before = oracle.compiles();
-    double run = -1;
-    const Verdict v = oracle.TestWithConfigs(original, configs, &run);
-    r.workaround_compiles += oracle.compiles() - before;
-    if (Passes(v)) {
-      r.workaround_configs_json = configs;
-      r.workaround_what = what;
-      r.workaround_verified = true;
-      r.workaround_verdict = "the original passes with it";
-      r.run_seconds_after = run;
-      json merged = package_configs;
-      merged.update(json::parse(configs));
-      r.merged_configs_json = merged.dump();
-      progress("workaround: the original passes with " + what);
-      return r;
-    }
-    r.workaround_verdict = "the original " + VerdictText(v) + " with " + what;
-    progress("workaround: " + r.workaround_verdict);
-  }
+  VerifyWorkaround(oracle, original, package_configs, workarounds, out_of_time, progress, r);
   return r;
 }
 

@@ -12,7 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 #include "harness/temp_dir.h"
 #include "harness/tensor_bundle.h"
 #include "reducer/artifacts.h"

@@ -16,7 +16,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 #include "harness/failing_case.h"
 #include "harness/pt2_archive.h"
 #include "harness/tensor_io.h"

@@ -24,11 +24,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 #include "harness/archive_rewrite.h"
 #include "harness/check.h"
 #include "harness/errors.h"
-#include "harness/flags.h"
+#include "plugin/flags.h"
 #include "harness/interpreter.h"
 #include "harness/preflight.h"
 #include "harness/program.h"

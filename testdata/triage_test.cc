@@ -16,9 +16,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 #include "harness/archive_rewrite.h"
-#include "harness/flags.h"
+#include "plugin/flags.h"
 #include "harness/pt2_archive.h"
 #include "harness/triage.h"
 #include "matchers/aoti_matches_eager.h"

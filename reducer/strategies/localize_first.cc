@@ -61,6 +61,73 @@ std::optional<Verdict> DiagnoseExposed(ReductionState& state) {
   return state.oracle().Diagnose(state.current(), ExposeIntermediates(state.current()), "");
 }
 
+namespace {
+
+// DivergesAlone: node i, run alone in the interpreter on the values the compiled program
+// gave its inputs, against what the compiled program gave for its outputs: whether any
+// output fails the test's rule. False where the node cannot be judged alone.
+bool DivergesAlone(const Program& p, size_t i, const std::map<std::string, at::Tensor>& compiled_values,
+                   const Oracle& oracle, const ProgramState& weights, const ProgramState& weights64,
+                   const AccuracyOptions& rule) {
+  std::vector<bool> keep(p.nodes.size(), false);
+  keep[i] = true;
+  Program alone;
+  try {
+    alone = KeepNodes(p, keep, OutputMode::kLast);
+  } catch (const EditRefused&) {
+    return false;
+  }
+  if (alone.output_specs.empty()) return false;
+  std::vector<at::Tensor> inputs;
+  for (const auto& name : UserInputNames(alone)) {
+    auto it = compiled_values.find(name);
+    if (it != compiled_values.end()) {
+      inputs.push_back(it->second);
+    } else if (oracle.values().Has(name)) {
+      inputs.push_back(oracle.values().Get(name));  // a program input: the same for both
+    } else {
+      return false;
+    }
+  }
+  std::vector<at::Tensor> eager, fp64;
+  try {
+    eager = Interpreter(alone, weights).RunTensors(inputs);
+    InterpreterOptions o64;
+    o64.fp64 = true;
+    fp64 = Interpreter(alone, weights64, o64).RunTensors(inputs);
+  } catch (const HarnessError&) {
+    return false;  // the node alone does not run in the interpreter: it cannot be judged alone
+  }
+  for (size_t k = 0; k < alone.output_specs.size() && k < eager.size(); ++k) {
+    auto got = compiled_values.find(alone.output_specs[k].value_name);
+    if (got == compiled_values.end()) continue;
+    if (rule.ignore_non_fp && !c10::isFloatingType(got->second.scalar_type())) continue;
+    if (!CompareOutputs(got->second, eager[k], fp64[k], rule).pass) return true;
+  }
+  return false;
+}
+
+// ProposeAround: the divergent node alone, then with its neighbours (a fused kernel may
+// need them).
+bool ProposeAround(ReductionState& state, const Program& p, size_t i) {
+  for (size_t radius = 0; radius <= 2; ++radius) {
+    std::vector<bool> window(p.nodes.size(), false);
+    for (size_t j = i >= radius ? i - radius : 0; j <= std::min(p.nodes.size() - 1, i + radius); ++j) window[j] = true;
+    try {
+      if (state.Try(KeepNodes(p, window, OutputMode::kLast), "localize_first",
+                    "node '" + p.nodes[i].name + "' diverges on its own inputs" +
+                        (radius ? " (with " + std::to_string(radius) + " neighbours each side)" : ""),
+                    p.nodes[i].name)) {
+        return true;
+      }
+    } catch (const EditRefused&) {
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 bool LocalizeFirst(ReductionState& state) {
   Oracle& oracle = state.oracle();
   if (!Applies(state)) return false;
@@ -77,67 +144,13 @@ bool LocalizeFirst(ReductionState& state) {
   const ProgramState weights = LoadProgramState(oracle.original(), oracle.model());
   const ProgramState weights64 = PromoteStateToFp64(weights);
   const Program& p = state.current();
-  AccuracyOptions rule = oracle.check().accuracy;
+  const AccuracyOptions rule = oracle.check().accuracy;
   const std::vector<bool> relevant = Relevant(p, rule.ignore_non_fp);
   for (size_t i = 0; i < p.nodes.size() && !state.OutOfTime(); ++i) {
-    if (!relevant[i]) continue;
-    std::vector<bool> keep(p.nodes.size(), false);
-    keep[i] = true;
-    Program alone;
-    try {
-      alone = KeepNodes(p, keep, OutputMode::kLast);
-    } catch (const EditRefused&) {
-      continue;
-    }
-    if (alone.output_specs.empty()) continue;
-    std::vector<at::Tensor> inputs;
-    bool have_all = true;
-    for (const auto& name : UserInputNames(alone)) {
-      auto it = compiled_values.find(name);
-      if (it != compiled_values.end()) {
-        inputs.push_back(it->second);
-      } else if (oracle.values().Has(name)) {
-        inputs.push_back(oracle.values().Get(name));  // a program input: the same for both
-      } else {
-        have_all = false;
-        break;
-      }
-    }
-    if (!have_all) continue;
-    std::vector<at::Tensor> eager, fp64;
-    try {
-      eager = Interpreter(alone, weights).RunTensors(inputs);
-      InterpreterOptions o64;
-      o64.fp64 = true;
-      fp64 = Interpreter(alone, weights64, o64).RunTensors(inputs);
-    } catch (const HarnessError&) {
-      continue;  // the node alone does not run in the interpreter: it cannot be judged alone
-    }
-    bool diverges = false;
-    for (size_t k = 0; k < alone.output_specs.size() && k < eager.size(); ++k) {
-      auto got = compiled_values.find(alone.output_specs[k].value_name);
-      if (got == compiled_values.end()) continue;
-      if (rule.ignore_non_fp && !c10::isFloatingType(got->second.scalar_type())) continue;
-      if (!CompareOutputs(got->second, eager[k], fp64[k], rule).pass) diverges = true;
-    }
-    if (!diverges) continue;
+    if (!relevant[i] || !DivergesAlone(p, i, compiled_values, oracle, weights, weights64, rule)) continue;
     state.Progress("  localize_first: node " + std::to_string(i) + " '" + p.nodes[i].name + "' (" + p.nodes[i].target +
                    ") diverges on its own inputs");
-    // The node alone, then with its neighbours (a fused kernel may need them).
-    for (size_t radius = 0; radius <= 2; ++radius) {
-      std::vector<bool> window(p.nodes.size(), false);
-      for (size_t j = i >= radius ? i - radius : 0; j <= std::min(p.nodes.size() - 1, i + radius); ++j) window[j] = true;
-      try {
-        if (state.Try(KeepNodes(p, window, OutputMode::kLast), "localize_first",
-                      "node '" + p.nodes[i].name + "' diverges on its own inputs" +
-                          (radius ? " (with " + std::to_string(radius) + " neighbours each side)" : ""),
-                      p.nodes[i].name)) {
-          return true;
-        }
-      } catch (const EditRefused&) {
-      }
-    }
-    return false;  // the proposal did not hold: fall back to the search
+    return ProposeAround(state, p, i);  // else the proposal did not hold: fall back to the search
   }
   state.Progress("  localize_first: no node diverges on its own inputs; falling back to the search");
   return false;

@@ -157,6 +157,101 @@ std::vector<size_t> NodesOf(const Program& p, const KernelProvenance& provenance
   return *recorded ? nodes : NodesForKernel(p, kernel);
 }
 
+// The failing kernel's nodes in the current program, and how they were found.
+struct KernelNodesFound {
+  std::string kernel;
+  std::vector<size_t> nodes;
+  bool recorded = false;  // the nodes are the record's, exactly the kernel's call
+};
+
+// LocateFailingKernel: the nodes of the kernel that failed, or of the first call the
+// printer does not wrap when every printed launch finished; nullopt (said) when there is
+// nothing to localize by.
+std::optional<KernelNodesFound> LocateFailingKernel(ReductionState& state, const Program& p, const FailedKernel& f) {
+  KernelNodesFound found;
+  found.kernel = f.kernel;
+  if (f.unprinted_after) {
+    // The first custom-op call after the last kernel that finished.
+    found.nodes = UnprintedCallNodes(p);
+    bool before_recorded = false;
+    const std::vector<size_t> before = NodesOf(p, f.provenance, *f.unprinted_after, -1, &before_recorded);
+    if (!before.empty()) {
+      auto after = std::find_if(found.nodes.begin(), found.nodes.end(), [&](size_t i) { return i > before.front(); });
+      if (after != found.nodes.end()) found.nodes.erase(found.nodes.begin(), after);
+    }
+    found.nodes.resize(1);
+    found.kernel = ShortTarget(p.nodes[found.nodes[0]].target);
+    state.Progress("  localize_kernel: every printed launch finished (the last: " +
+                   (f.unprinted_after->empty() ? std::string("none") : *f.unprinted_after) +
+                   "); the failing call is one the printer does not wrap: " + found.kernel);
+  } else if (found.kernel.empty()) {
+    state.Progress("  localize_kernel: " + f.why + "; falling back to the search");
+    return std::nullopt;
+  } else {
+    found.nodes = NodesOf(p, f.provenance, found.kernel, f.call, &found.recorded);
+  }
+  if (found.nodes.empty()) {
+    state.Progress("  localize_kernel: kernel " + found.kernel +
+                   (f.provenance.empty() ? " (no provenance record)" : " (not in the provenance record)") +
+                   " names no operator of the program; falling back to the search");
+    return std::nullopt;
+  }
+  return found;
+}
+
+// Rank: the suspects, ranked: an operator that worked in another call last; then the
+// rarest in the program; then the first.
+std::vector<size_t> Rank(const Program& p, const std::vector<size_t>& nodes, const std::set<std::string>& worked) {
+  std::map<std::string, int> count;
+  for (const Node& n : p.nodes) ++count[n.target];
+  std::vector<size_t> ranked = nodes;
+  std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+    const auto key = [&](size_t i) { return std::make_pair(worked.count(p.nodes[i].target), count[p.nodes[i].target]); };
+    return key(a) < key(b);
+  });
+  return ranked;
+}
+
+using Proposals = std::vector<std::pair<std::vector<bool>, std::string>>;
+
+// Propose: candidates, smallest first: the first suspect alone, the second alone, the
+// kernel's nodes (its call as recorded, else its operators near the first suspect), and
+// the first suspect with its neighbours.
+Proposals Propose(const Program& p, const KernelNodesFound& found, const std::vector<size_t>& ranked,
+                  const std::set<std::string>& worked, const std::string& blocking) {
+  const size_t anchor = ranked.front();
+  const auto alone = [&](size_t i) {
+    std::vector<bool> keep(p.nodes.size(), false);
+    keep[i] = true;
+    return keep;
+  };
+  Proposals proposals;
+  proposals.push_back({alone(anchor), "node '" + p.nodes[anchor].name + "' of kernel " + found.kernel + blocking});
+  if (ranked.size() > 1 && !worked.count(p.nodes[ranked[1]].target) &&
+      (found.recorded || p.nodes[ranked[1]].target != p.nodes[anchor].target)) {
+    proposals.push_back({alone(ranked[1]), "node '" + p.nodes[ranked[1]].name + "' of kernel " + found.kernel + blocking});
+  }
+  std::vector<bool> fused = alone(anchor);
+  if (found.recorded) {
+    for (size_t i : found.nodes) fused[i] = true;
+  } else {
+    const std::string ops = KernelOperators(found.kernel);
+    const size_t reach = 1 + std::count(ops.begin(), ops.end(), '_');
+    for (size_t i : found.nodes) {
+      if (i + reach >= anchor && i <= anchor + reach) fused[i] = true;
+    }
+  }
+  if (std::count(fused.begin(), fused.end(), true) > 1) {
+    proposals.push_back(
+        {fused, "the nodes of kernel " + found.kernel + " around '" + p.nodes[anchor].name + "'" + blocking});
+  }
+  std::vector<bool> window = alone(anchor);
+  if (anchor > 0) window[anchor - 1] = true;
+  if (anchor + 1 < p.nodes.size()) window[anchor + 1] = true;
+  if (window != fused) proposals.push_back({window, "node '" + p.nodes[anchor].name + "' with its neighbours"});
+  return proposals;
+}
+
 }  // namespace
 
 std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
@@ -181,85 +276,20 @@ bool LocalizeKernel(ReductionState& state) {
     // A crash costs a diagnostic compile: on 3 nodes or fewer the search is as cheap.
     return false;
   }
-  FailedKernel f = FindFailedKernel(state);
-  std::string kernel = f.kernel;
-  std::vector<size_t> nodes;
-  bool recorded = false;  // the nodes are the record's, exactly the kernel's call
-  if (f.unprinted_after) {
-    // The first custom-op call after the last kernel that finished.
-    nodes = UnprintedCallNodes(p);
-    bool before_recorded = false;
-    const std::vector<size_t> before = NodesOf(p, f.provenance, *f.unprinted_after, -1, &before_recorded);
-    if (!before.empty()) {
-      auto after = std::find_if(nodes.begin(), nodes.end(), [&](size_t i) { return i > before.front(); });
-      if (after != nodes.end()) nodes.erase(nodes.begin(), after);
-    }
-    nodes.resize(1);
-    kernel = ShortTarget(p.nodes[nodes[0]].target);
-    state.Progress("  localize_kernel: every printed launch finished (the last: " +
-                   (f.unprinted_after->empty() ? std::string("none") : *f.unprinted_after) +
-                   "); the failing call is one the printer does not wrap: " + kernel);
-  } else if (kernel.empty()) {
-    state.Progress("  localize_kernel: " + f.why + "; falling back to the search");
-    return false;
-  } else {
-    nodes = NodesOf(p, f.provenance, kernel, f.call, &recorded);
-  }
-  if (nodes.empty()) {
-    state.Progress("  localize_kernel: kernel " + kernel + (f.provenance.empty() ? " (no provenance record)" : " (not in the provenance record)") +
-                   " names no operator of the program; falling back to the search");
-    return false;
-  }
-  // The suspects, ranked: an operator that worked in another call last; then the rarest in
-  // the program; then the first.
-  std::map<std::string, int> count;
-  for (const Node& n : p.nodes) ++count[n.target];
+  const FailedKernel f = FindFailedKernel(state);
+  const std::optional<KernelNodesFound> found = LocateFailingKernel(state, p, f);
+  if (!found) return false;
   const std::set<std::string> worked = WorkedOperators(p, f);
-  std::vector<size_t> ranked = nodes;
-  std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
-    const auto key = [&](size_t i) { return std::make_pair(worked.count(p.nodes[i].target), count[p.nodes[i].target]); };
-    return key(a) < key(b);
-  });
+  const std::vector<size_t> ranked = Rank(p, found->nodes, worked);
   const size_t anchor = ranked.front();
-  const std::string from = recorded ? "inductor's provenance record" : "its name";
-  const std::string call = recorded && f.call > 0 ? " (call " + std::to_string(f.call + 1) + ")" : "";
-  state.Progress("  localize_kernel: kernel " + kernel + call + " -> " + std::to_string(nodes.size()) + " node(s) from " +
-                 from + (recorded ? "" : " (" + KernelOperators(kernel) + ")") + "; first suspect '" +
-                 p.nodes[anchor].name + "' (" + ShortTarget(p.nodes[anchor].target) + ")");
-  // Proposals, smallest first.
-  std::vector<std::pair<std::vector<bool>, std::string>> proposals;
+  const std::string from = found->recorded ? "inductor's provenance record" : "its name";
+  const std::string call = found->recorded && f.call > 0 ? " (call " + std::to_string(f.call + 1) + ")" : "";
+  state.Progress("  localize_kernel: kernel " + found->kernel + call + " -> " + std::to_string(found->nodes.size()) +
+                 " node(s) from " + from + (found->recorded ? "" : " (" + KernelOperators(found->kernel) + ")") +
+                 "; first suspect '" + p.nodes[anchor].name + "' (" + ShortTarget(p.nodes[anchor].target) + ")");
   const std::string env = PrinterEnvText(state.oracle());
   const std::string blocking = env.empty() ? "" : " (run with " + env + ")";
-  const auto alone = [&](size_t i) {
-    std::vector<bool> keep(p.nodes.size(), false);
-    keep[i] = true;
-    return keep;
-  };
-  proposals.push_back({alone(anchor), "node '" + p.nodes[anchor].name + "' of kernel " + kernel + blocking});
-  if (ranked.size() > 1 && !worked.count(p.nodes[ranked[1]].target) &&
-      (recorded || p.nodes[ranked[1]].target != p.nodes[anchor].target)) {
-    proposals.push_back({alone(ranked[1]), "node '" + p.nodes[ranked[1]].name + "' of kernel " + kernel + blocking});
-  }
-  std::vector<bool> fused = alone(anchor);
-  if (recorded) {
-    // The kernel's call, as the record has it.
-    for (size_t i : nodes) fused[i] = true;
-  } else {
-    // The kernel's operators within a few nodes of the anchor.
-    const std::string ops = KernelOperators(kernel);
-    const size_t reach = 1 + std::count(ops.begin(), ops.end(), '_');
-    for (size_t i : nodes) {
-      if (i + reach >= anchor && i <= anchor + reach) fused[i] = true;
-    }
-  }
-  if (std::count(fused.begin(), fused.end(), true) > 1) {
-    proposals.push_back({fused, "the nodes of kernel " + kernel + " around '" + p.nodes[anchor].name + "'" + blocking});
-  }
-  std::vector<bool> window = alone(anchor);
-  if (anchor > 0) window[anchor - 1] = true;
-  if (anchor + 1 < p.nodes.size()) window[anchor + 1] = true;
-  if (window != fused) proposals.push_back({window, "node '" + p.nodes[anchor].name + "' with its neighbours"});
-  for (const auto& [keep, what] : proposals) {
+  for (const auto& [keep, what] : Propose(p, *found, ranked, worked, blocking)) {
     if (state.OutOfTime()) break;
     try {
       const size_t named = std::find(keep.begin(), keep.end(), true) - keep.begin();

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 #include "harness/check.h"
 #include "matchers/aoti_matches_eager.h"
 

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/accuracy_rule.h"
-#include "harness/flags.h"
+#include "plugin/flags.h"
 #include "harness/interpreter.h"
 #include "harness/pt2_archive.h"
 

@@ -1,4 +1,4 @@
-#include "harness/check_flags.h"
+#include "plugin/check_flags.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -9,16 +9,12 @@
 
 #include "harness/deadline.h"
 #include "harness/errors.h"
-#include "harness/flags.h"
+#include "plugin/flags.h"
 #include "harness/tensor_bundle.h"
+#include "harness/strings.h"
 
 namespace aoti {
 namespace {
-
-std::string AbsolutePath(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
 
 bool GivenOnCommandLine(const char* flag) {
   gflags::CommandLineFlagInfo info;

@@ -14,9 +14,9 @@
 #include <gflags/gflags.h>
 #include <gtest/gtest.h>
 
-#include "harness/flags.h"
+#include "plugin/flags.h"
 #include "harness/logging.h"
-#include "harness/test_hooks.h"
+#include "plugin/test_hooks.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The reduction budget inside Bazel's timeout: what TEST_TIMEOUT leaves, less a margin.
-#include "reducer/reduce_listener.h"
+#include "plugin/reduce_listener.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "harness/test_hooks.h"
+#include "plugin/test_hooks.h"
 
 namespace aoti {
 namespace {

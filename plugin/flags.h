@@ -29,9 +29,24 @@ DECLARE_bool(aoti_runtime_check_inputs);  // AOTI_RUNTIME_CHECK_INPUTS=1 for com
 DECLARE_string(aoti_runner_env);      // K=V,... extra environment for the compiled run
 DECLARE_string(aoti_child_env_pass_through);
 DECLARE_string(aoti_compile_cache_dir);   // compiled candidates across runs ('none': off)
-DECLARE_int64(aoti_compile_cache_max_mb);  // PyTorch debug variables children keep
+DECLARE_int64(aoti_compile_cache_max_mb);
+DECLARE_bool(aoti_reduce_on_failure);     // reduce failed checks when the test ends (DUMP_AOTI_MINIFIER=1)
+DECLARE_int32(aoti_repro_level);          // which failures: AOTINDUCTOR_REPRO_LEVEL
+DECLARE_string(aoti_python);
+DECLARE_string(aoti_compile_server);
+DECLARE_int32(aoti_reduce_jobs);
+DECLARE_bool(aoti_reduce_random_weights);
+DECLARE_bool(aoti_reduce_stage_ladder);
+DECLARE_double(aoti_reduce_hang_timeout_s);
+DECLARE_double(aoti_reduce_time_budget_s);
+  // PyTorch debug variables children keep
 
 namespace aoti {
+
+// ReducesOnFailure: whether the listener will reduce a failure of this class when the
+// test ends (--aoti_reduce_on_failure and --aoti_repro_level; never for failures that
+// are not the compiler's).
+bool ReducesOnFailure(const std::string& failure_class);
 
 // SplitFlagList: "a,b,,c" -> {"a", "b", "c"}, for the comma-separated flags.
 std::vector<std::string> SplitFlagList(const std::string& value);

@@ -1,4 +1,4 @@
-#include "harness/flags.h"
+#include "plugin/flags.h"
 
 #include <cstdlib>
 #include <sstream>
@@ -20,7 +20,47 @@ double DefaultTimeout() {
   return bazel > 0 ? bazel / 4 : 300;
 }
 
+bool EnvIsOne(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
+}
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+bool EnvIsZero(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "0";
+}
+
 }  // namespace
+
+DEFINE_string(aoti_python, "", "Python with torch for the compile server (default: $AOTI_PYTHON).");
+DEFINE_string(aoti_compile_server, "", "tools/compile_server.py (set by aoti_model_test).");
+DEFINE_int32(aoti_reduce_jobs, EnvInt("AOTI_REDUCE_JOBS", 0),
+             "Compile servers a reduction runs at once (0: what fits this machine: two cores and 2 GiB each, at most "
+             "8). The result is the same whatever the number. Env: AOTI_REDUCE_JOBS.");
+DEFINE_bool(aoti_reduce_random_weights, EnvIsOne("AOTI_REDUCE_RANDOM_WEIGHTS"),
+            "Once reduced, compile the repro once more with random weights of the same shape, dtype, mean and std, "
+            "and keep them in repro.pt2 where the failure reproduces (report.md says which it holds). "
+            "Env: AOTI_REDUCE_RANDOM_WEIGHTS=1.");
+DEFINE_bool(aoti_reduce_stage_ladder, !EnvIsZero("AOTI_REDUCE_STAGE_LADDER"),
+            "Once reduced, find the stage of the compiler at fault (a few compiles of the repro) and a workaround "
+            "verified on the original (one or two compiles of it): report.md, workaround.md. "
+            "Env: AOTI_REDUCE_STAGE_LADDER=0 turns it off.");
+DEFINE_double(aoti_reduce_hang_timeout_s, 20,
+              "Reducing a hang: a candidate's compiled run that goes on this long counts as hanging (capped at the "
+              "test's own --aoti_timeout_s; 0: that timeout).");
+DEFINE_double(aoti_reduce_time_budget_s, 0,
+              "Time budget of each reduction in a test (0: what is left of Bazel's TEST_TIMEOUT, less a margin; "
+              "no budget outside Bazel).");
+DEFINE_bool(aoti_reduce_on_failure, EnvIsOne("DUMP_AOTI_MINIFIER"),
+            "Reduce every failed AOTI check to a minimal repro in the test outputs. Env: DUMP_AOTI_MINIFIER=1.");
+DEFINE_int32(aoti_repro_level, EnvInt("AOTINDUCTOR_REPRO_LEVEL", 2),
+             "Which failures to reduce: 1 compile failures, 2 any, 3 any (case written first), 4 accuracy only. "
+             "Env: AOTINDUCTOR_REPRO_LEVEL.");
 
 DEFINE_string(aoti_package, "", "Path to the .pt2 archive under test (set by aoti_model_test).");
 DEFINE_string(aoti_packages, "",
@@ -71,7 +111,7 @@ DEFINE_string(aoti_runner_env, "",
               "CUDA_LAUNCH_BLOCKING=1,PYTORCH_NO_CUDA_MEMORY_CACHING=1 while debugging.");
 DEFINE_string(aoti_child_env_pass_through, "",
               "Comma-separated PyTorch debug and repro variables (DUMP_AOTI_MINIFIER, TORCH_COMPILE_DEBUG, ...; "
-              "the list is in the README) that the runner and the compile server keep from this process' "
+              "the list is in docs/writing_tests.md) that the runner and the compile server keep from this process' "
               "environment; '*' keeps all of them. By default every child gets them removed.");
 DEFINE_string(aoti_compile_cache_dir, "",
               "Where the reducer keeps compiled candidates across runs (default: $AOTI_COMPILE_CACHE_DIR, else "
@@ -81,6 +121,22 @@ DEFINE_string(aoti_compile_cache_dir, "",
 DEFINE_int64(aoti_compile_cache_max_mb, 4096, "Size cap of the compile cache; the least recently used entries go first.");
 
 namespace aoti {
+
+bool ReducesOnFailure(const std::string& failure_class) {
+  if (!FLAGS_aoti_reduce_on_failure) return false;
+  // Not the compiler's failures, or ones no rule can judge: nothing to reduce.
+  if (failure_class == "preflight" || failure_class == "harness error" || failure_class == "export error" ||
+      failure_class == "nondeterministic" || failure_class == "unreliable reference" ||
+      failure_class == "harness disagreement") {
+    return false;
+  }
+  switch (FLAGS_aoti_repro_level) {
+    case 1: return failure_class == "compile error";
+    case 4: return failure_class == "accuracy";
+    default: return true;
+  }
+}
+
 
 std::vector<std::string> SplitFlagList(const std::string& value) {
   std::vector<std::string> out;

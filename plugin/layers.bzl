@@ -1,0 +1,25 @@
+"""core_layer_test: every library of the calling package links no gtest and reads no gflags."""
+
+def core_layer_test(name, exclude = []):
+    """Checks the symbols of every non-testonly cc_library with sources in this package.
+
+    Call it last in a BUILD file: it lists the libraries declared above it, so a library
+    added later is checked without being named here.
+
+    Args:
+      name: the sh_test's name.
+      exclude: library names left out (none in the core today).
+    """
+    libraries = []
+    for rule in native.existing_rules().values():
+        if rule["kind"] != "cc_library" or rule.get("testonly") or rule["name"] in exclude:
+            continue
+        if [s for s in rule.get("srcs", []) if s.endswith(".cc")]:
+            libraries.append(":" + rule["name"])
+    native.sh_test(
+        name = name,
+        size = "small",
+        srcs = [Label("//plugin:layer_symbols_test.sh")],
+        args = ["gtest,gflags"] + ["$(rootpaths %s)" % lib for lib in sorted(libraries)],
+        data = sorted(libraries),
+    )
