@@ -18,6 +18,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::string Recorded(const std::string& name) {
@@ -75,6 +76,15 @@ TEST(TriageFromRecordedText, IllegalMemoryAccessGetsTheStagedProcedure) {
                            HasSubstr("3. Name the kernel"), HasSubstr("debug_intermediate_value_printer\": \"3\""),
                            HasSubstr("filtered_kernel_names")));
   EXPECT_THAT(Joined(d[0].evidence), HasSubstr("asynchronously"));
+}
+
+TEST(TriageFromRecordedText, NoAdviceToSetDumpAotiMinifierWhenTheReductionAlreadyFollows) {
+  TriageEvidence e = CudaRunFailure(Recorded("illegal_memory_access.txt"));
+  EXPECT_THAT(Joined(Triage(e)[0].next_steps), HasSubstr("$ DUMP_AOTI_MINIFIER=1 bazel test <this test>"));
+  e.reducing = true;  // DUMP_AOTI_MINIFIER=1 is set: the listener reduces when the test ends
+  const std::string steps = Joined(Triage(e)[0].next_steps);
+  EXPECT_THAT(steps, HasSubstr("The reduction runs when this test ends"));
+  EXPECT_THAT(steps, Not(HasSubstr("$ DUMP_AOTI_MINIFIER=1")));
 }
 
 TEST(TriageFromRecordedText, ACustomOpMetaThatSpecialisesADynamicDimension) {
