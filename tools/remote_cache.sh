@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# remote_cache.sh: a local BuildGrid server (the Remote Execution API's content-addressable
+# store and action cache) for Bazel's --remote_cache, in its own virtualenv.
+#
+#   bash tools/remote_cache.sh install          # BuildGrid into $AOTI_BUILDGRID_VENV
+#   bash tools/remote_cache.sh start [PORT]     # writes its config, starts it, waits until it answers
+#   bash tools/remote_cache.sh status           # running or not, and its address
+#   bash tools/remote_cache.sh stop
+#
+# Then: bazel test --config=remote_cache --remote_cache=grpc://localhost:PORT //...
+# The store lives in $AOTI_BUILDGRID_DIR (default ~/.cache/aoti_harness/buildgrid): cas/
+# on disk, the action cache in the server's memory (an LRU of 100,000 entries), the
+# server's log and pid beside them.
+set -euo pipefail
+VENV="${AOTI_BUILDGRID_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/buildgrid-venv}"
+DIR="${AOTI_BUILDGRID_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/buildgrid}"
+VERSION="0.4.4"
+
+die() { echo "remote_cache: $*" >&2; exit 1; }
+
+install() {
+  if [[ -x "$VENV/bin/bgd" && "$("$VENV/bin/pip" show buildgrid 2>/dev/null)" == *"Version: $VERSION"* ]]; then
+    return
+  fi
+  echo "remote_cache: installing BuildGrid $VERSION into $VENV"
+  python3 -m venv "$VENV" || die "cannot make a virtualenv in $VENV (python3 -m venv; apt install python3-venv)"
+  "$VENV/bin/pip" install -q "buildgrid==$VERSION" || die "pip install buildgrid==$VERSION failed (see above)"
+}
+
+port_of() { cat "$DIR/port" 2>/dev/null || echo ""; }
+
+running() {
+  [[ -f "$DIR/server.pid" ]] && kill -0 "$(cat "$DIR/server.pid")" 2>/dev/null
+}
+
+answers() {  # the port accepts a connection
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+start() {
+  local port="${1:-50051}"
+  [[ "$port" =~ ^[0-9]+$ ]] || die "port '$port': expected a number"
+  install
+  if running; then
+    [[ "$(port_of)" == "$port" ]] || die "a server already runs on port $(port_of) (stop it first)"
+    echo "remote_cache: already running: grpc://localhost:$port"
+    return
+  fi
+  answers "$port" && die "port $port is taken by another process"
+  mkdir -p "$DIR/cas"
+  cat >"$DIR/buildgrid.yml" <<EOF
+description: aoti_harness's remote cache (tools/remote_cache.sh)
+server:
+  - !channel
+    address: "127.0.0.1:$port"
+    insecure-mode: true
+storages:
+  - !disk-storage &cas
+    path: $DIR/cas
+caches:
+  - !lru-action-cache &ac
+    storage: *cas
+    max-cached-refs: 100000
+    allow-updates: true
+    cache-failed-actions: false
+instances:
+  - name: ""
+    services:
+      - !action-cache
+        cache: *ac
+      - !cas
+        storage: *cas
+      - !bytestream
+        storage: *cas
+EOF
+  echo "$port" >"$DIR/port"
+  nohup "$VENV/bin/bgd" server start --pid-file "$DIR/server.pid" "$DIR/buildgrid.yml" >"$DIR/server.log" 2>&1 &
+  echo $! >"$DIR/server.pid"
+  for _ in $(seq 1 60); do
+    if answers "$port"; then
+      echo "remote_cache: running: grpc://localhost:$port (store $DIR/cas, log $DIR/server.log)"
+      return
+    fi
+    running || { tail -20 "$DIR/server.log" >&2; die "the server exited (log above: $DIR/server.log)"; }
+    sleep 1
+  done
+  tail -20 "$DIR/server.log" >&2
+  die "the server does not answer on port $port after 60 s (log above)"
+}
+
+stop() {
+  if ! running; then
+    echo "remote_cache: not running"
+    return
+  fi
+  local pid
+  pid="$(cat "$DIR/server.pid")"
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$DIR/server.pid"
+  echo "remote_cache: stopped"
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start "${2:-}" ;;
+  stop) stop ;;
+  status) if running; then echo "remote_cache: running: grpc://localhost:$(port_of)"; else echo "remote_cache: not running"; exit 3; fi ;;
+  *) die "usage: remote_cache.sh install | start [PORT] | status | stop" ;;
+esac
