@@ -6,6 +6,11 @@
 #   bash tools/remote_cache.sh start [PORT]     # writes its config, starts it, waits until it answers
 #   bash tools/remote_cache.sh status           # running or not, and its address
 #   bash tools/remote_cache.sh stop
+#   bash tools/remote_cache.sh flags [grpc://HOST:PORT]
+#       prints `--config=remote_cache --remote_cache=URL` when the server answers, else
+#       nothing (and a warning on stderr): Bazel 4.2.3 fails a build whose remote cache is
+#       down when it starts, so a CI job runs `bazel test $(bash tools/remote_cache.sh
+#       flags URL) //...` and builds locally when the server is away.
 #
 # Then: bazel test --config=remote_cache --remote_cache=grpc://localhost:PORT //...
 # The store lives in $AOTI_BUILDGRID_DIR (default ~/.cache/aoti_harness/buildgrid): cas/
@@ -102,10 +107,22 @@ stop() {
   echo "remote_cache: stopped"
 }
 
+flags() {
+  local url="${1:-grpc://localhost:$(port_of)}"
+  [[ "$url" =~ ^grpcs?://([^:/]+):([0-9]+)$ ]] || die "'$url': expected grpc://HOST:PORT"
+  local host="${BASH_REMATCH[1]}" port="${BASH_REMATCH[2]}"
+  if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
+    echo "--config=remote_cache --remote_cache=$url"
+  else
+    echo "remote_cache: $url does not answer; building without the remote cache" >&2
+  fi
+}
+
 case "${1:-}" in
   install) install ;;
   start) start "${2:-}" ;;
   stop) stop ;;
+  flags) flags "${2:-}" ;;
   status) if running; then echo "remote_cache: running: grpc://localhost:$(port_of)"; else echo "remote_cache: not running"; exit 3; fi ;;
-  *) die "usage: remote_cache.sh install | start [PORT] | status | stop" ;;
+  *) die "usage: remote_cache.sh install | start [PORT] | status | stop | flags [grpc://HOST:PORT]" ;;
 esac
