@@ -11,6 +11,7 @@
 
 #include "harness/case_file.h"
 #include "harness/errors.h"
+#include "harness/strings.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
 
@@ -35,11 +36,14 @@ std::map<std::string, int>& CasesPerTest() {
 
 }  // namespace
 
+// How InOutputsZip names a path inside the test's outputs.
+constexpr const char kInOutputsZip[] = "outputs.zip:";
+
 std::string InOutputsZip(const std::string& path) {
   const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   if (!dir || !*dir) return path;
   const std::string prefix = std::string(dir) + "/";
-  return path.rfind(prefix, 0) == 0 ? "outputs.zip:" + path.substr(prefix.size()) : path;
+  return StartsWith(path, prefix) ? kInOutputsZip + path.substr(prefix.size()) : path;
 }
 
 std::string TestOutputsZip() {
@@ -48,14 +52,14 @@ std::string TestOutputsZip() {
   // //pkg:name and @repo//pkg:name; bazel-testlogs keeps an external test under external/.
   std::string label = target;
   std::string prefix;
-  if (label.rfind("@", 0) == 0) {
+  if (StartsWith(label, "@")) {
     const size_t slashes = label.find("//");
     if (slashes == std::string::npos) return "";
     const std::string repo = label.substr(1, slashes - 1);
     if (!repo.empty()) prefix = "external/" + repo + "/";
     label = label.substr(slashes);
   }
-  if (label.rfind("//", 0) == 0) label = label.substr(2);
+  if (StartsWith(label, "//")) label = label.substr(2);
   const size_t colon = label.find(':');
   const std::string package = colon == std::string::npos ? label : label.substr(0, colon);
   const std::string name = colon == std::string::npos ? label.substr(label.rfind('/') + 1) : label.substr(colon + 1);
@@ -72,9 +76,8 @@ std::string ForUser(const std::string& path) {
 std::string ReduceCaseCommand(const std::string& case_dir) {
   const std::string inside = InOutputsZip(case_dir);
   const std::string zip = TestOutputsZip();
-  const std::string prefix = "outputs.zip:";
   if (inside == case_dir || zip.empty()) return "aoti_reduce minify --case_dir=" + case_dir;
-  const std::string entry = inside.substr(prefix.size());
+  const std::string entry = inside.substr(std::string(kInOutputsZip).size());
   return "unzip -o " + zip + " '" + entry + "/*' -d /tmp/aoti_case && bazel run @aoti_harness//reducer:aoti_reduce -- "
          "minify --case_dir=/tmp/aoti_case/" + entry;
 }

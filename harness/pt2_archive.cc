@@ -248,7 +248,7 @@ std::vector<at::Tensor> Pt2Archive::RecordedEagerFp64Outputs() const {
 std::string Pt2Archive::DisplayName() const {
   if (manifest_) {
     const std::string& label = manifest_->model_file;
-    if (label.rfind("//", 0) == 0 || label.rfind("@", 0) == 0) return label;
+    if (StartsWith(label, "//") || StartsWith(label, "@")) return label;
   }
   return std::filesystem::path(path_).filename().string();
 }

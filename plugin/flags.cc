@@ -20,19 +20,9 @@ double DefaultTimeout() {
   return bazel > 0 ? bazel / 4 : 300;
 }
 
-bool EnvIsOne(const char* name) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == "1";
-}
-
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
-}
-
-bool EnvIsZero(const char* name) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == "0";
 }
 
 }  // namespace
@@ -42,11 +32,11 @@ DEFINE_string(aoti_compile_server, "", "tools/compile_server.py (set by aoti_mod
 DEFINE_int32(aoti_reduce_jobs, EnvInt("AOTI_REDUCE_JOBS", 0),
              "Compile servers a reduction runs at once (0: what fits this machine: two cores and 2 GiB each, at most "
              "8). The result is the same whatever the number. Env: AOTI_REDUCE_JOBS.");
-DEFINE_bool(aoti_reduce_random_weights, EnvIsOne("AOTI_REDUCE_RANDOM_WEIGHTS"),
+DEFINE_bool(aoti_reduce_random_weights, EnvOr("AOTI_REDUCE_RANDOM_WEIGHTS", "0") == std::string("1"),
             "Once reduced, compile the repro once more with random weights of the same shape, dtype, mean and std, "
             "and keep them in repro.pt2 where the failure reproduces (report.md says which it holds). "
             "Env: AOTI_REDUCE_RANDOM_WEIGHTS=1.");
-DEFINE_bool(aoti_reduce_stage_ladder, !EnvIsZero("AOTI_REDUCE_STAGE_LADDER"),
+DEFINE_bool(aoti_reduce_stage_ladder, EnvOr("AOTI_REDUCE_STAGE_LADDER", "1") != std::string("0"),
             "Once reduced, find the stage of the compiler at fault (a few compiles of the repro) and a workaround "
             "verified on the original (one or two compiles of it): report.md, workaround.md. "
             "Env: AOTI_REDUCE_STAGE_LADDER=0 turns it off.");
@@ -56,7 +46,7 @@ DEFINE_double(aoti_reduce_hang_timeout_s, 20,
 DEFINE_double(aoti_reduce_time_budget_s, 0,
               "Time budget of each reduction in a test (0: what is left of Bazel's TEST_TIMEOUT, less a margin; "
               "no budget outside Bazel).");
-DEFINE_bool(aoti_reduce_on_failure, EnvIsOne("DUMP_AOTI_MINIFIER"),
+DEFINE_bool(aoti_reduce_on_failure, EnvOr("DUMP_AOTI_MINIFIER", "0") == std::string("1"),
             "Reduce every failed AOTI check to a minimal repro in the test outputs. Env: DUMP_AOTI_MINIFIER=1.");
 DEFINE_int32(aoti_repro_level, EnvInt("AOTINDUCTOR_REPRO_LEVEL", 2),
              "Which failures to reduce: 1 compile failures, 2 any, 3 any (case written first), 4 accuracy only. "

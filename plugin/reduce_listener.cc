@@ -71,15 +71,12 @@ std::pair<CompileServerOptions, ReduceOptions> ReductionSetUp(const FailingCase&
     throw HarnessError("the compile server is not configured (--aoti_python, --aoti_compile_server); "
                        "use aoti_model_test, or reduce the case with: " + ReduceCaseCommand(where));
   }
-  server.log_path = out + "/compile_server.log";
-  server.op_libraries = c.options.runner.op_libraries;
-  server.env_pass_through = c.options.runner.env_pass_through;
   ReduceOptions options;
   options.jobs = FLAGS_aoti_reduce_jobs;
   options.random_weights = FLAGS_aoti_reduce_random_weights;
   options.stage_ladder = FLAGS_aoti_reduce_stage_ladder;
   options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
-  server.precompiled_headers_dir = PrecompiledHeadersDir(options.compile_cache);
+  server = ServerForCase(server, c.options, options, out);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - ProcessStart()).count();
   options.time_budget_s = ReductionBudgetSeconds(FLAGS_aoti_reduce_time_budget_s, std::getenv("TEST_TIMEOUT"), elapsed);
   // One deadline for every compile and run of the reduction (the check's runs had it too).

@@ -141,11 +141,7 @@ aoti::CompileServerOptions ServerFromFlags(const aoti::ReduceSpec& spec, const a
   server.server_script = FLAGS_compile_server;
   if (server.server_script.empty()) server.server_script = runfiles + "/aoti_harness/tools/compile_server.py";
   server.timeout_s = FLAGS_compile_timeout_s;
-  server.precompiled_headers_dir = aoti::PrecompiledHeadersDir(options.compile_cache);
-  server.op_libraries = spec.check.runner.op_libraries;
-  server.env_pass_through = spec.check.runner.env_pass_through;
-  server.log_path = out + "/compile_server.log";
-  return server;
+  return aoti::ServerForCase(server, spec.check, options, out);
 }
 
 int Main(int argc, char** argv) {

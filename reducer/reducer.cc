@@ -45,6 +45,15 @@ std::string RecheckText(const ReduceResult& r) {
   return r.final_recheck_failed_again ? "yes" : "NO (flaky)";
 }
 
+CompileServerOptions ServerForCase(CompileServerOptions base, const CheckOptions& check, const ReduceOptions& options,
+                                   const std::string& out_dir) {
+  base.op_libraries = check.runner.op_libraries;
+  base.env_pass_through = check.runner.env_pass_through;
+  base.precompiled_headers_dir = PrecompiledHeadersDir(options.compile_cache);
+  base.log_path = out_dir + "/compile_server.log";
+  return base;
+}
+
 std::string ShownPackage(const ReduceResult& r, const ReduceSpec& spec) {
   return !r.package_name.empty() ? r.package_name : std::filesystem::path(spec.package).filename().string();
 }

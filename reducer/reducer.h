@@ -103,6 +103,12 @@ struct ReduceResult {
 // sanity check did not finish, "yes, during the sanity check: the repro is the original".
 std::string RecheckText(const ReduceResult& r);
 std::string BudgetText(const ReduceResult& r);
+// ServerForCase: `base` (its Python and script) with what the case and the reduction
+// decide: the test's op libraries and pass-through variables, the compile cache's
+// precompiled headers, and the server's log in out_dir. The listener and aoti_reduce
+// both start theirs from it, so a test's choices reach the compile server either way.
+CompileServerOptions ServerForCase(CompileServerOptions base, const CheckOptions& check, const ReduceOptions& options,
+                                   const std::string& out_dir);
 // ShownPackage: how report.md, report.html and workaround.md name the original: its Bazel
 // label (package_name), else the file name of spec.package; never a sandbox path.
 std::string ShownPackage(const ReduceResult& r, const ReduceSpec& spec);

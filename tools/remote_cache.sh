@@ -38,8 +38,8 @@ running() {
   [[ -f "$DIR/server.pid" ]] && kill -0 "$(cat "$DIR/server.pid")" 2>/dev/null
 }
 
-answers() {  # the port accepts a connection
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+answers() {  # answers HOST PORT: the port accepts a connection
+  (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
 }
 
 start() {
@@ -51,7 +51,7 @@ start() {
     echo "remote_cache: already running: grpc://localhost:$port"
     return
   fi
-  answers "$port" && die "port $port is taken by another process"
+  answers 127.0.0.1 "$port" && die "port $port is taken by another process"
   mkdir -p "$DIR/cas"
   cat >"$DIR/buildgrid.yml" <<EOF
 description: aoti_harness's remote cache (tools/remote_cache.sh)
@@ -82,7 +82,7 @@ EOF
   nohup "$VENV/bin/bgd" server start --pid-file "$DIR/server.pid" "$DIR/buildgrid.yml" >"$DIR/server.log" 2>&1 &
   echo $! >"$DIR/server.pid"
   for _ in $(seq 1 60); do
-    if answers "$port"; then
+    if answers 127.0.0.1 "$port"; then
       echo "remote_cache: running: grpc://localhost:$port (store $DIR/cas, log $DIR/server.log)"
       return
     fi
@@ -111,7 +111,7 @@ flags() {
   local url="${1:-grpc://localhost:$(port_of)}"
   [[ "$url" =~ ^grpcs?://([^:/]+):([0-9]+)$ ]] || die "'$url': expected grpc://HOST:PORT"
   local host="${BASH_REMATCH[1]}" port="${BASH_REMATCH[2]}"
-  if (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; then
+  if answers "$host" "$port"; then
     echo "--config=remote_cache --remote_cache=$url"
   else
     echo "remote_cache: $url does not answer; building without the remote cache" >&2
