@@ -76,6 +76,15 @@ fi
 "$VENV/bin/python" -c 'import numpy' 2>/dev/null \
   || "$VENV/bin/python" -m pip install -q --disable-pip-version-check numpy \
   || die "pip could not install numpy into $VENV"
+# grpcio: the reducer's compile cache reads and writes a Remote Execution API server
+# (--aoti_remote_cache, tools/remote_compile_cache.py) through it.
+GRPCIO_VERSION="1.85.3"
+have_grpc="$("$VENV/bin/python" -c 'import grpc; print(grpc.__version__)' 2>/dev/null || true)"
+if [ "$have_grpc" != "$GRPCIO_VERSION" ]; then
+  log "installing grpcio==$GRPCIO_VERSION into $VENV (found: ${have_grpc:-none})"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "grpcio==$GRPCIO_VERSION" \
+    || die "pip could not install grpcio==$GRPCIO_VERSION into $VENV"
+fi
 have_tf="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("transformers"))' 2>/dev/null || true)"
 if [ "$have_tf" != "$TRANSFORMERS_VERSION" ]; then
   log "installing transformers==$TRANSFORMERS_VERSION into $VENV (found: ${have_tf:-none})"

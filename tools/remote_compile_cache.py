@@ -1,0 +1,249 @@
+"""remote_compile_cache.py: the reducer's compile cache entries in a Remote Execution API
+server (the action cache and the content-addressable store Bazel's --remote_cache uses).
+
+    python remote_compile_cache.py get --url grpc://HOST:PORT --key KEY --out DIR
+    python remote_compile_cache.py put --url grpc://HOST:PORT --key KEY --dir DIR
+        [--instance NAME] [--timeout SECONDS]
+
+An entry of the local cache (reducer/compile_cache.h: result.json, and archive.pt2 when
+the compile left one) is one action result. Its action is
+Action{command_digest: Command{arguments: ["aoti_harness.compile_cache/1", KEY]}} and its
+output files are the entry's files, their contents in the CAS. `put` uploads the files
+the server lacks (ByteStream Write), the Command and the Action, then the action result;
+`get` reads the action result and each file (ByteStream Read) into DIR, checking each
+file's SHA-256 against its digest: a blob the server garbled is a miss, never an entry.
+
+Exit status: 0 a hit (get) or stored (put); 3 a miss; 4 the server failed or did not
+answer within the timeout (one line on stderr says what happened); 2 wrong arguments.
+
+Needs grpcio; the protocol buffers are written and read by hand (only the few fields
+these messages use), so no generated code and no protobuf package.
+"""
+import argparse
+import hashlib
+import os
+import sys
+import uuid
+
+FORMAT = "aoti_harness.compile_cache/1"
+FILES = ("result.json", "archive.pt2")
+CHUNK = 1 << 20
+AC = "/build.bazel.remote.execution.v2.ActionCache/"
+CAS = "/build.bazel.remote.execution.v2.ContentAddressableStorage/"
+BYTESTREAM = "/google.bytestream.ByteStream/"
+
+MISS, SERVER, USAGE = 3, 4, 2
+
+
+# --- protocol buffer wire format: varints (type 0) and length-delimited fields (type 2) ---
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def field(number, value):
+    """One field: an int as a varint, bytes or str length-delimited (a submessage is bytes)."""
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, int):
+        return varint(number << 3) + varint(value)
+    if isinstance(value, str):
+        value = value.encode()
+    return varint(number << 3 | 2) + varint(len(value)) + value
+
+
+def message(*fields):
+    return b"".join(field(n, v) for n, v in fields if v is not None)
+
+
+def parse(data):
+    """{field number: [values]}: ints for varints, bytes for length-delimited fields."""
+    fields, i = {}, 0
+
+    def read_varint():
+        nonlocal i
+        shift = result = 0
+        while True:
+            b = data[i]
+            i += 1
+            result |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return result
+
+    while i < len(data):
+        key = read_varint()
+        number, kind = key >> 3, key & 7
+        if kind == 0:
+            value = read_varint()
+        elif kind == 2:
+            n = read_varint()
+            value, i = data[i:i + n], i + n
+        elif kind == 1:
+            value, i = data[i:i + 8], i + 8
+        elif kind == 5:
+            value, i = data[i:i + 4], i + 4
+        else:
+            raise ValueError(f"wire type {kind} of field {number}")
+        fields.setdefault(number, []).append(value)
+    return fields
+
+
+def digest_of(data):
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
+def digest_message(d):
+    return message((1, d[0]), (2, d[1]))
+
+
+def digest_from(raw):
+    f = parse(raw)
+    return f.get(1, [b""])[0].decode(), f.get(2, [0])[0]
+
+
+def action_digest(key):
+    command = message((1, FORMAT), (1, key))
+    empty_root = digest_of(b"")
+    action = message((1, digest_message(digest_of(command))), (2, digest_message(empty_root)))
+    return command, action, digest_of(action)
+
+
+# --- the calls ---
+
+class Server:
+    def __init__(self, url, instance, timeout):
+        import grpc  # here: a usage error needs no grpcio
+        self.grpc, self.instance, self.timeout = grpc, instance, timeout
+        if url.startswith("grpcs://"):
+            self.channel = grpc.secure_channel(url[len("grpcs://"):], grpc.ssl_channel_credentials())
+        else:
+            self.channel = grpc.insecure_channel(url[len("grpc://"):] if url.startswith("grpc://") else url)
+
+    def unary(self, method, request):
+        call = self.channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+        return call(request, timeout=self.timeout)
+
+    def read(self, d):
+        name = f"{self.instance}/blobs/{d[0]}/{d[1]}".lstrip("/")
+        call = self.channel.unary_stream(BYTESTREAM + "Read", request_serializer=None, response_deserializer=None)
+        return b"".join(parse(r).get(10, [b""])[0] for r in call(message((1, name)), timeout=self.timeout))
+
+    def write(self, data):
+        d = digest_of(data)
+        name = f"{self.instance}/uploads/{uuid.uuid4()}/blobs/{d[0]}/{d[1]}".lstrip("/")
+
+        def requests():
+            offset = 0
+            while True:
+                chunk = data[offset:offset + CHUNK]
+                last = offset + len(chunk) >= len(data)
+                yield message((1, name if offset == 0 else None), (2, offset), (3, last), (10, chunk))
+                offset += len(chunk)
+                if last:
+                    return
+
+        call = self.channel.stream_unary(BYTESTREAM + "Write", request_serializer=None, response_deserializer=None)
+        call(requests(), timeout=self.timeout)
+
+    def missing(self, digests):
+        request = message((1, self.instance), *[(2, digest_message(d)) for d in digests])
+        answer = parse(self.unary(CAS + "FindMissingBlobs", request))
+        return {digest_from(raw) for raw in answer.get(2, [])}
+
+
+def get(server, key, out):
+    _, _, ad = action_digest(key)
+    try:
+        result = server.unary(AC + "GetActionResult", message((1, server.instance), (2, digest_message(ad))))
+    except server.grpc.RpcError as e:
+        if e.code() == server.grpc.StatusCode.NOT_FOUND:
+            return MISS
+        raise
+    files = {}
+    for raw in parse(result).get(2, []):
+        f = parse(raw)
+        path = f.get(1, [b""])[0].decode()
+        if path not in FILES:
+            return MISS  # not an entry of ours
+        files[path] = digest_from(f.get(2, [b""])[0])
+    if "result.json" not in files:
+        return MISS
+    os.makedirs(out, exist_ok=True)
+    for path, d in files.items():
+        try:
+            data = server.read(d)
+        except server.grpc.RpcError as e:
+            if e.code() == server.grpc.StatusCode.NOT_FOUND:
+                return MISS  # the store lost the blob: the entry is gone
+            raise
+        if digest_of(data) != d:
+            print(f"remote compile cache: {path} of {key} does not match its digest; a miss", file=sys.stderr)
+            return MISS
+        with open(os.path.join(out, path), "wb") as f:
+            f.write(data)
+    return 0
+
+
+def put(server, key, entry):
+    command, action, ad = action_digest(key)
+    blobs = {digest_of(command): command, ad: action}
+    outputs = []
+    for path in FILES:
+        full = os.path.join(entry, path)
+        if not os.path.exists(full):
+            continue
+        with open(full, "rb") as f:
+            data = f.read()
+        d = digest_of(data)
+        blobs[d] = data
+        outputs.append((2, message((1, path), (2, digest_message(d)))))
+    if not any(m[1].startswith(field(1, "result.json")) for m in outputs):
+        print(f"put: {entry} has no result.json", file=sys.stderr)
+        return USAGE
+    for d in server.missing(list(blobs)):
+        server.write(blobs[d])
+    result = message(*outputs, (4, 0))
+    server.unary(AC + "UpdateActionResult",
+                 message((1, server.instance), (2, digest_message(ad)), (3, result)))
+    return 0
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("command", choices=["get", "put"])
+    p.add_argument("--url", required=True, help="grpc://HOST:PORT or grpcs://HOST:PORT")
+    p.add_argument("--instance", default="", help="the server's instance name")
+    p.add_argument("--key", required=True, help="the compile cache key (hex)")
+    p.add_argument("--out", help="get: the directory the entry's files go to")
+    p.add_argument("--dir", help="put: the local entry's directory")
+    p.add_argument("--timeout", type=float, default=10, help="seconds for each call")
+    a = p.parse_args(argv)
+    if a.command == "get" and not a.out or a.command == "put" and not a.dir:
+        p.error("get needs --out DIR, put needs --dir DIR")
+    if not all(c in "0123456789abcdef" for c in a.key) or not a.key:
+        p.error(f"--key {a.key!r}: expected a hex digest")
+    try:
+        server = Server(a.url, a.instance, a.timeout)
+    except ImportError:
+        print("grpcio is not installed in this Python "
+              f"({sys.executable}); bash tools/setup.sh installs it", file=sys.stderr)
+        return SERVER
+    try:
+        return get(server, a.key, a.out) if a.command == "get" else put(server, a.key, a.dir)
+    except server.grpc.RpcError as e:
+        print(f"{a.command} {a.key[:12]} at {a.url}: {e.code().name}: {e.details()}", file=sys.stderr)
+        return SERVER
+    except (OSError, ValueError, IndexError) as e:
+        print(f"{a.command} {a.key[:12]} at {a.url}: {type(e).__name__}: {e}", file=sys.stderr)
+        return SERVER
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
