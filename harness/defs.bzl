@@ -181,6 +181,7 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
             Label("//harness:aoti_runner"),
             Label("//tools:compile_server.py"),
             Label("//tools:package_model.py"),
+            Label("//tools:remote_compile_cache.py"),
             Label("@torch//:python"),
         ],
         args = args + package_args + [

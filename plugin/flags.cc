@@ -109,6 +109,14 @@ DEFINE_string(aoti_compile_cache_dir, "",
               "bazel test, HOME is the test's own temporary directory: pass --test_env=AOTI_COMPILE_CACHE_DIR=DIR "
               "(and --sandbox_writable_path=DIR) to keep compiles between test runs.");
 DEFINE_int64(aoti_compile_cache_max_mb, 4096, "Size cap of the compile cache; the least recently used entries go first.");
+DEFINE_string(aoti_remote_cache, EnvOr("AOTI_REMOTE_CACHE", "").c_str(),
+              "A Remote Execution API server (grpc://HOST:PORT or grpcs://HOST:PORT, e.g. the one Bazel's "
+              "--remote_cache names) that the reducer's compile cache also reads and writes, so that a reduction "
+              "another machine ran compiles nothing here. The local cache stays first and the fallback: a server "
+              "that fails or times out is left for the rest of the run. Env: AOTI_REMOTE_CACHE.");
+DEFINE_string(aoti_remote_instance_name, EnvOr("AOTI_REMOTE_INSTANCE_NAME", "").c_str(),
+              "The remote cache's instance name (Bazel's --remote_instance_name). Env: AOTI_REMOTE_INSTANCE_NAME.");
+DEFINE_double(aoti_remote_cache_timeout_s, 10, "Seconds each call to the remote compile cache may take.");
 
 namespace aoti {
 

@@ -30,6 +30,9 @@ DECLARE_string(aoti_runner_env);      // K=V,... extra environment for the compi
 DECLARE_string(aoti_child_env_pass_through);
 DECLARE_string(aoti_compile_cache_dir);   // compiled candidates across runs ('none': off)
 DECLARE_int64(aoti_compile_cache_max_mb);
+DECLARE_string(aoti_remote_cache);          // grpc://HOST:PORT: the compile cache shared by a fleet
+DECLARE_string(aoti_remote_instance_name);
+DECLARE_double(aoti_remote_cache_timeout_s);
 DECLARE_bool(aoti_reduce_on_failure);     // reduce failed checks when the test ends (DUMP_AOTI_MINIFIER=1)
 DECLARE_int32(aoti_repro_level);          // which failures: AOTINDUCTOR_REPRO_LEVEL
 DECLARE_string(aoti_python);

@@ -75,7 +75,9 @@ std::pair<CompileServerOptions, ReduceOptions> ReductionSetUp(const FailingCase&
   options.jobs = FLAGS_aoti_reduce_jobs;
   options.random_weights = FLAGS_aoti_reduce_random_weights;
   options.stage_ladder = FLAGS_aoti_reduce_stage_ladder;
-  options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
+  options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb,
+                                                 RemoteCacheOptions{FLAGS_aoti_remote_cache, FLAGS_aoti_remote_instance_name,
+                                                                    FLAGS_aoti_remote_cache_timeout_s});
   server = ServerForCase(server, c.options, options, out);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - ProcessStart()).count();
   options.time_budget_s = ReductionBudgetSeconds(FLAGS_aoti_reduce_time_budget_s, std::getenv("TEST_TIMEOUT"), elapsed);
@@ -108,7 +110,9 @@ std::string Summary(const FailingCase& c, const ReduceResult& r, const std::stri
                               ? r.stage.workaround_what + " (verified on the original, " + InOutputsZip(out) + "/workaround.md)"
                               : "none verified (" + r.stage.workaround_verdict + ")");
   return c.test_name + ": " + r.failure_class + how + " (" + std::to_string(r.compiles) + " compiles" +
-         (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") + ")" +
+         (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") +
+         (r.remote_cache_hits ? " (" + std::to_string(r.remote_cache_hits) + " of them from the remote cache)" : "") +
+         ")" +
          (r.culprit.empty() ? "" : ", culprit " + r.culprit) +
          (r.budget_exhausted ? ", the best within the time budget" : "") + "; repro: " + ForUser(out) +
          " (python repro.py; bazel test :repro_test; open report.html)" + stage;

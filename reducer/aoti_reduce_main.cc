@@ -111,7 +111,9 @@ void ReduceOptionsFromFlags(aoti::ReduceOptions* options) {
   options->time_budget_s = FLAGS_time_budget_s;
   options->hang_timeout_s = FLAGS_hang_timeout_s;
   options->strategies = aoti::SplitFlagList(FLAGS_aoti_reduce_strategies);
-  options->compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb);
+  options->compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb,
+                                                        aoti::RemoteCacheOptions{FLAGS_aoti_remote_cache, FLAGS_aoti_remote_instance_name,
+                                                                                 FLAGS_aoti_remote_cache_timeout_s});
   options->offload_to_disk = FLAGS_offload_to_disk;
   options->random_weights = FLAGS_random_weights;
   options->stage_ladder = FLAGS_stage_ladder;
@@ -179,7 +181,9 @@ int Main(int argc, char** argv) {
   std::cout << "reduced " << r.failure_class << " from " << r.nodes_before << " to " << r.nodes_after << " nodes with "
             << r.compiles << " compiles on " << r.jobs << " compile server" << (r.jobs == 1 ? "" : "s") << " ("
             << r.speculative_compiles << " compiled ahead and not needed, " << r.cache_hits << " cache hits, "
-            << r.disk_cache_hits << " compiles served by the disk cache) in " << r.seconds << " s\n"
+            << r.disk_cache_hits << " compiles served by the disk cache"
+            << (r.remote_cache.empty() ? "" : ", " + std::to_string(r.remote_cache_hits) + " of them by the remote cache")
+            << ") in " << r.seconds << " s\n"
             << aoti::FormatGraph(r.minimal) << "artifacts: " << out << "\n";
   return 0;
 }

@@ -437,6 +437,15 @@ std::string ReproTestCc(const ReduceResult& r) {
 }
 
 // FiguresMarkdown: report.md's table of figures.
+// RemoteCacheRows: the remote compile cache's rows of the figures, none without one.
+std::string RemoteCacheRows(const ReduceResult& r) {
+  if (r.remote_cache.empty()) return "";
+  return "| of them, from the remote cache (" + r.remote_cache + ") | " + std::to_string(r.remote_cache_hits) +
+         " |\n| compiles uploaded to the remote cache | " + std::to_string(r.remote_cache_stores) + " |\n" +
+         (r.remote_cache_problem.empty() ? ""
+                                         : "| remote cache left for this run | " + r.remote_cache_problem + " |\n");
+}
+
 std::string FiguresMarkdown(const ReduceResult& r, const ReduceSpec& spec) {
   std::ostringstream md;
   md << "## Figures\n\n| what | value |\n| --- | --- |\n"
@@ -446,7 +455,7 @@ std::string FiguresMarkdown(const ReduceResult& r, const ReduceSpec& spec) {
      << "| cache hits | " << r.cache_hits << " |\n"
      << "| compiles served by the disk cache (earlier runs) | " << r.disk_cache_hits
      << (r.compile_cache_dir.empty() ? " (no disk cache)" : " (" + r.compile_cache_dir + ")") << " |\n"
-     << "| runs | " << r.runs << " |\n| wall time | " << r.seconds << " s |\n"
+     << RemoteCacheRows(r) << "| runs | " << r.runs << " |\n| wall time | " << r.seconds << " s |\n"
      << "| compile time | " << r.compile_seconds << " s |\n| flaky candidates rejected | " << r.flaky << " |\n"
      << "| final result failed again on re-check | " << RecheckText(r) << " |\n"
      << "| time budget spent | " << BudgetText(r) << " |\n"
@@ -538,6 +547,10 @@ json SummaryJson(const ReduceResult& r, const ReduceSpec& spec, const std::vecto
           {"compiles", r.compiles},
           {"cache_hits", r.cache_hits},
           {"disk_cache_hits", r.disk_cache_hits},
+          {"remote_cache", r.remote_cache},
+          {"remote_cache_hits", r.remote_cache_hits},
+          {"remote_cache_stores", r.remote_cache_stores},
+          {"remote_cache_problem", r.remote_cache_problem},
           {"jobs", r.jobs},
           {"speculative_compiles", r.speculative_compiles},
           {"seconds", r.seconds},

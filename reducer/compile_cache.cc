@@ -1,5 +1,6 @@
 #include "reducer/compile_cache.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
+#include "harness/strings.h"
+#include "harness/subprocess.h"
 #include "harness/tensor_bundle.h"
 
 namespace aoti {
@@ -41,10 +44,19 @@ CompileCache::CompileCache(CompileCacheOptions options) : options_(std::move(opt
   }
 }
 
-CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t max_mb) {
+CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t max_mb,
+                                           const RemoteCacheOptions& remote) {
   CompileCacheOptions o;
   o.dir = dir_flag == "none" ? "" : dir_flag.empty() ? CompileCache::DefaultDir() : dir_flag;
   o.max_bytes = max_mb * (int64_t{1} << 20);
+  o.remote = remote;
+  if (!remote.url.empty() && !StartsWith(remote.url, "grpc://") && !StartsWith(remote.url, "grpcs://")) {
+    throw HarnessError("--aoti_remote_cache=" + remote.url + ": expected grpc://HOST:PORT or grpcs://HOST:PORT");
+  }
+  if (!(remote.timeout_s > 0)) {
+    throw HarnessError("--aoti_remote_cache_timeout_s=" + std::to_string(remote.timeout_s) +
+                       ": expected a number of seconds above 0");
+  }
   return o;
 }
 
@@ -73,7 +85,7 @@ std::optional<CompileResult> CompileCache::Lookup(const std::string& key, const 
   if (!enabled()) return std::nullopt;
   const std::string entry = EntryDir(key);
   std::error_code ec;
-  if (!fs::exists(entry + "/result.json", ec)) {
+  if (!fs::exists(entry + "/result.json", ec) && !RemoteFetch(key)) {
     ++misses_;
     return std::nullopt;
   }
@@ -127,6 +139,7 @@ void CompileCache::Store(const std::string& key, const CompileResult& result, co
     fs::create_directories(fs::path(entry).parent_path());
     fs::rename(tmp, entry);  // another run may have stored it first: then this one goes
     ++stores_;
+    RemotePut(key, entry);
   } catch (const std::exception& e) {
     if (!fs::exists(entry, ec)) {
       LOG(WARNING) << "compile cache: cannot store " << key << " (" << e.what() << ")";
@@ -134,6 +147,67 @@ void CompileCache::Store(const std::string& key, const CompileResult& result, co
   }
   fs::remove_all(tmp, ec);
   Evict();
+}
+
+std::string CompileCache::TempPath(const std::string& suffix) const {
+  std::random_device rd;
+  return options_.dir + "/.tmp_" + std::to_string(::getpid()) + "_" + std::to_string(rd()) + suffix;
+}
+
+int CompileCache::RunRemote(const std::vector<std::string>& args) {
+  const RemoteCacheOptions& r = options_.remote;
+  std::vector<std::string> argv = {r.python, r.script, args.at(0), "--url", r.url, "--instance", r.instance_name,
+                                   "--timeout", std::to_string(r.timeout_s)};
+  argv.insert(argv.end(), args.begin() + 1, args.end());
+  const std::string log = TempPath(".log");
+  int status = 0;
+  std::string problem;
+  std::error_code ec;
+  try {
+    if (!fs::exists(r.script, ec)) throw HarnessError("its client " + r.script + " is missing");
+    // A few calls each under the timeout; the process itself gets them all and Python's start.
+    if (!RunLogged(argv, ChildEnvironment({}), log, 4 * r.timeout_s + 30, &status)) {
+      problem = "its client outlasted " + std::to_string(4 * r.timeout_s + 30) + " s";
+    } else if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3)) {
+      fs::remove(log, ec);
+      return WEXITSTATUS(status);
+    } else {
+      std::string text = ReadTextFile(log);
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      problem = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+      if (problem.empty()) problem = "its client ended with status " + std::to_string(status);
+    }
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  fs::remove(log, ec);
+  remote_problem_ = problem;
+  LOG(WARNING) << "remote compile cache: " << problem << "; going on with the local cache "
+               << options_.dir << " alone for the rest of this run";
+  return -1;
+}
+
+bool CompileCache::RemoteFetch(const std::string& key) {
+  if (!remote_enabled() || !remote_problem_.empty()) return false;
+  const std::string tmp = TempPath();
+  const int rc = RunRemote({"get", "--key", key, "--out", tmp});
+  std::error_code ec;
+  bool fetched = false;
+  if (rc == 0) {
+    fs::create_directories(fs::path(EntryDir(key)).parent_path(), ec);
+    fs::rename(tmp, EntryDir(key), ec);  // a run that stored it meanwhile wins: same contents
+    fetched = fs::exists(EntryDir(key) + "/result.json", ec);
+    remote_hits_ += fetched;
+  } else if (rc == 3) {
+    ++remote_misses_;
+  }
+  fs::remove_all(tmp, ec);
+  return fetched;
+}
+
+void CompileCache::RemotePut(const std::string& key, const std::string& entry) {
+  if (!remote_enabled() || !remote_problem_.empty()) return;
+  if (RunRemote({"put", "--key", key, "--dir", entry}) == 0) ++remote_stores_;
 }
 
 void CompileCache::Remove(const std::string& entry) const {

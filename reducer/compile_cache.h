@@ -11,6 +11,14 @@
 // hit always comes with its archive; each hit refreshes the entry's time, and the oldest
 // entries go first when the cache passes its size cap. What killed runs leave behind
 // (.tmp_*, .evict_*) is removed once an hour old.
+//
+// With a remote cache (RemoteCacheOptions: a Remote Execution API server, the one Bazel's
+// --remote_cache uses), a local miss asks the server, and a hit there becomes a local
+// entry; each new local entry is uploaded too (tools/remote_compile_cache.py: the key as
+// an action, the entry's files as its outputs in the CAS, checked against their digests
+// when read). The local directory stays the first place looked and the fallback: a
+// server that fails or outlasts its timeout is logged once and not asked again in this
+// run, so it costs at most one timeout, and never a verdict.
 #pragma once
 
 #include <cstdint>
@@ -22,14 +30,27 @@
 
 namespace aoti {
 
+struct RemoteCacheOptions {
+  std::string url;            // grpc://HOST:PORT or grpcs://HOST:PORT; "" for none
+  std::string instance_name;  // the server's instance ("" for the default one)
+  double timeout_s = 10;      // each call to the server
+  // The client: a Python with grpcio (the compile server's) and tools/remote_compile_cache.py.
+  // Reduce sets both from its compile server when they are empty.
+  std::string python, script;
+};
+
 struct CompileCacheOptions {
   std::string dir;                              // "" disables the cache
   int64_t max_bytes = int64_t{4} << 30;         // eviction beyond this
+  RemoteCacheOptions remote;                    // needs the local directory (dir)
 };
 
 // CompileCacheOptionsFor: a --aoti_compile_cache_dir value ("" for the default, "none"
-// for no cache) and a size cap in MiB.
-CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t max_mb);
+// for no cache) and a size cap in MiB, and the remote cache's --aoti_remote_cache URL,
+// instance and timeout. Throws HarnessError naming the flag for a URL that is not
+// grpc:// or grpcs://, or a timeout that is not positive.
+CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t max_mb,
+                                           const RemoteCacheOptions& remote = {});
 
 // PrecompiledHeadersDir: where compile servers keep inductor's precompiled headers across
 // runs, <dir>/precompiled_headers ("" when the cache is off). Inductor builds them on a
@@ -64,14 +85,33 @@ class CompileCache {
   int misses() const { return misses_; }
   int stores() const { return stores_; }
   int leftovers_removed() const { return leftovers_removed_; }
+  // The remote cache's figures: entries it gave (also counted in hits), local misses it
+  // did not have, entries uploaded; its one problem, if it had one ("" otherwise).
+  bool remote_enabled() const { return enabled() && !options_.remote.url.empty(); }
+  const RemoteCacheOptions& remote() const { return options_.remote; }
+  int remote_hits() const { return remote_hits_; }
+  int remote_misses() const { return remote_misses_; }
+  int remote_stores() const { return remote_stores_; }
+  const std::string& remote_problem() const { return remote_problem_; }
 
  private:
   std::string EntryDir(const std::string& key) const;
   // Remove: an entry renamed aside (.evict_*), then deleted.
   void Remove(const std::string& entry) const;
+  // TempPath: a fresh name under the cache directory (.tmp_<pid>_<random><suffix>).
+  std::string TempPath(const std::string& suffix = "") const;
+  // RemoteFetch: the server's entry for `key` made a local entry; false on a miss or a
+  // problem. RemotePut uploads a local entry.
+  bool RemoteFetch(const std::string& key);
+  void RemotePut(const std::string& key, const std::string& entry);
+  // RunRemote: tools/remote_compile_cache.py's exit status (0 done, 3 a miss); any other
+  // outcome turns the remote cache off for this run, with one warning.
+  int RunRemote(const std::vector<std::string>& args);
 
   CompileCacheOptions options_;
   int hits_ = 0, misses_ = 0, stores_ = 0, leftovers_removed_ = 0;
+  int remote_hits_ = 0, remote_misses_ = 0, remote_stores_ = 0;
+  std::string remote_problem_;
 };
 
 }  // namespace aoti

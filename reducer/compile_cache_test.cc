@@ -14,9 +14,18 @@
 #include <iostream>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <gflags/gflags.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
+#include "harness/errors.h"
 #include "harness/tensor_bundle.h"
+
+DEFINE_string(remote_client_python, "", "a Python with grpcio");
+DEFINE_string(remote_client_script, "", "tools/remote_compile_cache.py");
 
 namespace aoti {
 namespace {
@@ -199,6 +208,94 @@ TEST_F(CompileCacheTest, DefaultDirFollowsTheEnvironment) {
   ::unsetenv("XDG_CACHE_HOME");
   ::setenv("HOME", "/home/u", 1);
   EXPECT_EQ(CompileCache::DefaultDir(), "/home/u/.cache/aoti_harness/compile_cache");
+}
+
+// A local port: listening but never answering (a hung server), or closed (a server down).
+class LocalPort {
+ public:
+  explicit LocalPort(bool listening) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof(a);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), n);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n);
+    port_ = ntohs(a.sin_port);
+    if (listening) {
+      ::listen(fd_, 16);  // the kernel completes connections; nobody reads them
+    } else {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~LocalPort() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  std::string url() const { return "grpc://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1, port_ = 0;
+};
+
+class RemoteCompileCacheTest : public CompileCacheTest {
+ protected:
+  CompileCacheOptions WithRemote(const std::string& url) {
+    CompileCacheOptions o{dir_};
+    o.remote = {url, "", 1.0, FLAGS_remote_client_python, FLAGS_remote_client_script};
+    return o;
+  }
+  // A compile stored and looked up through a broken remote cache: the local cache works
+  // as without one, the remote one is asked once, then left with its problem named.
+  void ExpectLocalCacheUnharmed(CompileCache& cache, const std::string& problem) {
+    const std::string key = CompileCache::Key({"relu"});
+    EXPECT_FALSE(cache.Lookup(key, tmp_ + "/out.pt2"));
+    EXPECT_THAT(cache.remote_problem(), ::testing::HasSubstr(problem));
+    EXPECT_EQ(cache.remote_misses(), 0);
+    cache.Store(key, Answer("compile"), Archive("compiled.pt2", 100));
+    EXPECT_EQ(cache.stores(), 1);
+    EXPECT_EQ(cache.remote_stores(), 0);
+    const auto hit = cache.Lookup(key, tmp_ + "/out.pt2");
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->phase, "compile");
+    EXPECT_EQ(ReadTextFile(tmp_ + "/out.pt2"), std::string(100, 'x'));
+    EXPECT_FALSE(cache.Lookup(CompileCache::Key({"other"}), tmp_ + "/o.pt2"));
+    EXPECT_EQ(cache.remote_hits() + cache.remote_misses(), 0);  // not asked again
+  }
+};
+
+TEST_F(RemoteCompileCacheTest, AServerThatIsDownIsLeftAfterOneTry) {
+  LocalPort down(/*listening=*/false);
+  CompileCache cache(WithRemote(down.url()));
+  ASSERT_TRUE(cache.remote_enabled());
+  ExpectLocalCacheUnharmed(cache, "UNAVAILABLE");
+}
+
+TEST_F(RemoteCompileCacheTest, AServerThatNeverAnswersCostsOneTimeout) {
+  LocalPort hung(/*listening=*/true);
+  CompileCache cache(WithRemote(hung.url()));
+  ExpectLocalCacheUnharmed(cache, "DEADLINE_EXCEEDED");
+}
+
+TEST_F(RemoteCompileCacheTest, AMissingClientIsNamed) {
+  CompileCacheOptions o = WithRemote("grpc://127.0.0.1:1");
+  o.remote.script = tmp_ + "/nowhere/remote_compile_cache.py";
+  CompileCache cache(o);
+  ExpectLocalCacheUnharmed(cache, "nowhere/remote_compile_cache.py is missing");
+}
+
+TEST_F(RemoteCompileCacheTest, TheFlagsAreChecked) {
+  EXPECT_NO_THROW(CompileCacheOptionsFor("", 1, {"grpcs://cache.example:443"}));
+  try {
+    CompileCacheOptionsFor("", 1, {"http://cache.example"});
+    ADD_FAILURE() << "an http URL was taken";
+  } catch (const HarnessError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("--aoti_remote_cache=http://cache.example: expected grpc://"));
+  }
+  EXPECT_THROW(CompileCacheOptionsFor("", 1, {"grpc://h:1", "", 0}), HarnessError);
+  // Without a local directory there is no remote cache either.
+  CompileCacheOptions none = CompileCacheOptionsFor("none", 1, {"grpc://h:1"});
+  EXPECT_FALSE(CompileCache(none).remote_enabled());
 }
 
 }  // namespace

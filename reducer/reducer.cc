@@ -54,6 +54,15 @@ CompileServerOptions ServerForCase(CompileServerOptions base, const CheckOptions
   return base;
 }
 
+CompileCacheOptions WithRemoteClient(CompileCacheOptions options, const CompileServerOptions& server) {
+  if (options.remote.python.empty()) options.remote.python = server.python;
+  if (options.remote.script.empty() && !server.server_script.empty()) {
+    options.remote.script =
+        (std::filesystem::path(server.server_script).parent_path() / "remote_compile_cache.py").string();
+  }
+  return options;
+}
+
 std::string ShownPackage(const ReduceResult& r, const ReduceSpec& spec) {
   return !r.package_name.empty() ? r.package_name : std::filesystem::path(spec.package).filename().string();
 }
@@ -385,6 +394,12 @@ void CountWork(Reduction& x, const ReductionState& state, const CompileClient& c
   result.cache_hits = oracle.cache_hits();
   result.disk_cache_hits = oracle.disk_cache_hits();
   result.compile_cache_dir = disk_cache.dir();
+  if (disk_cache.remote_enabled()) {
+    result.remote_cache = disk_cache.remote().url;
+    result.remote_cache_hits = disk_cache.remote_hits();
+    result.remote_cache_stores = disk_cache.remote_stores();
+    result.remote_cache_problem = disk_cache.remote_problem();
+  }
   result.runs = oracle.runs();
   result.speculative_compiles = oracle.speculative_compiles();
   result.server_requests.push_back(client.requests());
@@ -430,9 +445,10 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   oracle.SetHangTimeout(options.hang_timeout_s);
   result.jobs = options.jobs > 0 ? options.jobs : DefaultJobs();
   const auto more_servers = StartPool(client, result.jobs, &oracle, progress);
-  CompileCache disk_cache(options.compile_cache);
+  CompileCache disk_cache(WithRemoteClient(options.compile_cache, client->options()));
   oracle.UseDiskCache(&disk_cache);
   if (disk_cache.enabled()) progress("compile cache: " + disk_cache.dir());
+  if (disk_cache.remote_enabled()) progress("remote compile cache: " + disk_cache.remote().url);
   oracle.SetTarget(spec.failure_class, options.check_str);
   Reduction x{spec, options, progress, *archive, inputs, check, oracle, result};
   CheckAsBuilt(x);

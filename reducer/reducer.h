@@ -66,6 +66,10 @@ struct ReduceResult {
   int speculative_compiles = 0;     // compiled ahead on the pool, never needed (in compiles)
   std::vector<int> server_requests;  // requests each compile server of the pool answered
   std::string compile_cache_dir;    // "" when there was none
+  std::string remote_cache;         // the remote compile cache's URL, "" when none
+  int remote_cache_hits = 0;        // compiles the remote cache gave (in disk_cache_hits)
+  int remote_cache_stores = 0;      // entries uploaded to it
+  std::string remote_cache_problem; // why it was left, if it was ("" otherwise)
   double seconds = 0, compile_seconds = 0;
   bool budget_exhausted = false;
   // hang_timeout_s: a hang reduced with candidates' runs stopped at this (shorter than the
@@ -109,6 +113,9 @@ std::string BudgetText(const ReduceResult& r);
 // both start theirs from it, so a test's choices reach the compile server either way.
 CompileServerOptions ServerForCase(CompileServerOptions base, const CheckOptions& check, const ReduceOptions& options,
                                    const std::string& out_dir);
+// WithRemoteClient: the remote compile cache's client taken from the compile server's
+// Python (it has grpcio) and tools/remote_compile_cache.py beside its script, unless set.
+CompileCacheOptions WithRemoteClient(CompileCacheOptions options, const CompileServerOptions& server);
 // ShownPackage: how report.md, report.html and workaround.md name the original: its Bazel
 // label (package_name), else the file name of spec.package; never a sandbox path.
 std::string ShownPackage(const ReduceResult& r, const ReduceSpec& spec);

@@ -415,6 +415,8 @@ std::string ReportHtml(const ReduceResult& r, const ReduceSpec& spec, const std:
               {"nodes after", std::to_string(r.nodes_after)},
               {"compiles", std::to_string(r.compiles)},
               {"compiles served by the disk cache", std::to_string(r.disk_cache_hits)},
+              {"of them, from the remote cache", r.remote_cache.empty() ? "no remote cache"
+                                                                        : std::to_string(r.remote_cache_hits)},
               {"compile servers", std::to_string(r.jobs)},
               {"runs", std::to_string(r.runs)},
               {"wall time", Number(r.seconds, "%.1f") + " s"},
