@@ -7,6 +7,14 @@
 # tests that ran here rather than came from the cache. The second run must execute none.
 # Prints a table: run, wall time, packaging actions run / from the cache, tests run / from
 # the cache. Exits 1 when the second run executed a packaging action or a test.
+#
+# Then the reducer's compile cache behind the same server: the failing demo
+# (//:failing_demo_test, a planted relu bug) reduced on machine a and then on machine b,
+# each with a compile cache directory of its own, empty (--aoti_remote_cache through
+# AOTI_REMOTE_CACHE). Machine b must make 0 compiles, every one served by the remote cache,
+# and reach the same repro. With AOTI_REMOTE_CACHE_TEST_KILL=1, a third reduction (machine b,
+# another empty directory) has the server killed after its first remote hit: it must end
+# with the same repro, compiling the rest itself, and Bazel must not fail the build.
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
 PORT="${AOTI_REMOTE_CACHE_TEST_PORT:-50093}"
 WORK="${AOTI_REMOTE_CACHE_TEST_DIR:-${TMPDIR:-/tmp}/aoti_remote_cache_test}"
@@ -71,4 +79,73 @@ if [ "$pkg_run" -ne 0 ] || [ "$test_run" -ne 0 ]; then
   echo "remote_cache_test: FAIL: the second machine ran $pkg_run packaging actions and $test_run tests"
   exit 1
 fi
-echo "remote_cache_test: PASS: the second machine ran no packaging action and no test"
+echo "remote_cache_test: the second machine ran no packaging action and no test"
+
+# --- the reducer's compile cache behind the server ---
+reduce_demo() {  # reduce_demo MACHINE NAME: the demo's reduction; prints its figures' line
+  local machine="$1" name="$2" cache="$WORK/compile_cache_$2"
+  mkdir -p "$cache"
+  local start rc
+  start=$(date +%s)
+  set +e
+  (cd "$WORK/$machine/examples/model_repo" && bazel --output_base="$WORK/output_base_$machine" test \
+    //:failing_demo_test --config=remote_cache --remote_cache="grpc://localhost:$PORT" --disk_cache= \
+    --repo_env=AOTI_PYTHON="$AOTI_PYTHON" --test_env=DUMP_AOTI_MINIFIER=1 \
+    --test_env=AOTI_REMOTE_CACHE="grpc://localhost:$PORT" --test_env=AOTI_COMPILE_CACHE_DIR="$cache" \
+    --sandbox_writable_path="$cache" >"$WORK/reduce_$name.log" 2>&1)
+  rc=$?
+  set -e
+  local seconds=$(($(date +%s) - start))
+  [ "$rc" -eq 3 ] || { tail -30 "$WORK/reduce_$name.log"; echo "remote_cache_test: FAIL: reduction $name: bazel exited $rc, expected 3 (the planted failure)"; exit 1; }
+  rm -rf "$WORK/zip_$name" && mkdir -p "$WORK/zip_$name"
+  unzip -q -o "$WORK/$machine/examples/model_repo/bazel-testlogs/failing_demo_test/test.outputs/outputs.zip" -d "$WORK/zip_$name"
+  local summary
+  summary="$(find "$WORK/zip_$name" -name summary.json | head -1)"
+  [ -n "$summary" ] || { echo "remote_cache_test: FAIL: reduction $name left no summary.json"; exit 1; }
+  "$AOTI_PYTHON" - "$summary" "$name" "$seconds" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(sys.argv[2], sys.argv[3], s["compiles"], s["disk_cache_hits"], s.get("remote_cache_hits", 0),
+      s.get("remote_cache_stores", 0), s["nodes_after"], ",".join(s["ops"]) or "-",
+      (s.get("remote_cache_problem") or "-").replace(" ", "_")[:80])
+PY
+}
+
+reductions=("$(reduce_demo a a)" "$(reduce_demo b b)")
+if [ "${AOTI_REMOTE_CACHE_TEST_KILL:-0}" = 1 ]; then
+  # The server goes once the reduction took its first entry from it.
+  ( for _ in $(seq 1200); do
+      if compgen -G "$WORK/compile_cache_killed/??/*/result.json" >/dev/null; then
+        bash "$AOTI_ROOT/tools/remote_cache.sh" stop >/dev/null; exit 0
+      fi
+      sleep 0.5
+    done ) &
+  killer=$!
+  reductions+=("$(reduce_demo b killed)")
+  wait "$killer" || true
+fi
+echo
+echo "| reduction | wall | compiles | from the compile caches | of them remote | uploaded | nodes after | ops | remote cache left because |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
+for r in "${reductions[@]}"; do
+  read -r name seconds compiles hits remote stores nodes ops problem <<<"$r"
+  echo "| $name | $seconds s | $compiles | $hits | $remote | $stores | $nodes | $ops | ${problem//_/ } |"
+done
+read -r _ _ a_compiles _ _ a_stores a_nodes a_ops _ <<<"${reductions[0]}"
+read -r _ _ b_compiles b_hits b_remote _ b_nodes b_ops _ <<<"${reductions[1]}"
+problems=()
+[ "$a_compiles" -gt 0 ] && [ "$a_stores" -gt 0 ] || problems+=("machine a compiled $a_compiles and uploaded $a_stores; expected both above 0")
+[ "$b_compiles" -eq 0 ] || problems+=("machine b compiled $b_compiles candidates; expected 0")
+[ "$b_remote" -gt 0 ] && [ "$b_remote" -eq "$b_hits" ] || problems+=("machine b: $b_remote of $b_hits hits from the remote cache; expected all, and some")
+[ "$b_nodes $b_ops" = "$a_nodes $a_ops" ] || problems+=("machine b reduced to '$b_nodes $b_ops', machine a to '$a_nodes $a_ops'")
+if [ "${#reductions[@]}" -eq 3 ]; then
+  read -r _ _ k_compiles _ k_remote _ k_nodes k_ops k_problem <<<"${reductions[2]}"
+  [ "$k_nodes $k_ops" = "$a_nodes $a_ops" ] || problems+=("with the server killed: reduced to '$k_nodes $k_ops', expected '$a_nodes $a_ops'")
+  [ "$k_problem" != "-" ] || problems+=("with the server killed: the reduction did not notice")
+  [ "$k_remote" -gt 0 ] && [ "$k_compiles" -gt 0 ] || problems+=("with the server killed: $k_remote remote hits and $k_compiles compiles; expected both above 0")
+fi
+if [ "${#problems[@]}" -gt 0 ]; then
+  printf 'remote_cache_test: FAIL: %s\n' "${problems[@]}"
+  exit 1
+fi
+echo "remote_cache_test: PASS: the second machine ran no packaging action and no test, and its reduction compiled nothing"
