@@ -111,7 +111,7 @@ std::string Summary(const FailingCase& c, const ReduceResult& r, const std::stri
                               : "none verified (" + r.stage.workaround_verdict + ")");
   return c.test_name + ": " + r.failure_class + how + " (" + std::to_string(r.compiles) + " compiles" +
          (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") +
-         (r.remote_cache_hits ? " (" + std::to_string(r.remote_cache_hits) + " of them from the remote cache)" : "") +
+         (r.remote_cache_hits ? ", " + std::to_string(r.remote_cache_hits) + " of them from the remote cache" : "") +
          ")" +
          (r.culprit.empty() ? "" : ", culprit " + r.culprit) +
          (r.budget_exhausted ? ", the best within the time budget" : "") + "; repro: " + ForUser(out) +

@@ -2,8 +2,9 @@
 # run_tests.sh: set up (first use only) and run the whole test suite: `bazel test //...`,
 # a smoke run of the reader fuzzers (tools/fuzz.sh, 10 s each under ASan and UBSan), then
 # the real-model corpus through a model repository (tools/real_models.sh: the healthy
-# transformers models and one planted failure per class under DUMP_AOTI_MINIFIER=1), and
-# last the docs' commands (tools/doc_commands.py: the README's and docs/'s commands parse,
+# transformers models and one planted failure per class under DUMP_AOTI_MINIFIER=1), two
+# CI machines sharing a BuildGrid remote cache (tools/remote_cache_test.sh), and last the
+# docs' commands (tools/doc_commands.py: the README's and docs/'s commands parse,
 # name paths, targets and flags that exist, and the cheap ones run).
 # Extra arguments go to `bazel test` alone (for example a target pattern or --test_filter=...).
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
@@ -20,4 +21,7 @@ if [ -n "$gpu_targets" ]; then
 fi
 bash "$AOTI_ROOT/tools/fuzz.sh" --seconds "${AOTI_FUZZ_SECONDS:-10}"
 bash "$AOTI_ROOT/tools/real_models.sh"
+# Two CI machines sharing a BuildGrid remote cache: packages, test results and the
+# reducer's compiles (about 6 minutes here, and BuildGrid's install).
+bash "$AOTI_ROOT/tools/remote_cache_test.sh"
 "$AOTI_PYTHON" "$AOTI_ROOT/tools/doc_commands.py" --run "$AOTI_ROOT/README.md" "$AOTI_ROOT"/docs/*.md
