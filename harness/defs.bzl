@@ -54,6 +54,8 @@ def _aoti_package_impl(ctx):
 
 def _run_packager(ctx, args, sources, out, mnemonic, progress_message):
     """Runs tools/package_model.py; the package is the rule's one output."""
+    # The action refuses a host (a remote executor) whose CPU ISA is not the key's.
+    args.add("--build-key", ctx.file._build_key)
     ctx.actions.run(
         executable = ctx.file._python,
         arguments = [args],

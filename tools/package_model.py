@@ -851,8 +851,42 @@ def package_prebuilt(args, configs, workdir, start):
     return 0
 
 
+# The CPU flags the build key holds (tools/repositories.bzl picks the same ones): what
+# AOTI's generated kernels are compiled for.
+def host_isa_flags(cpuinfo="/proc/cpuinfo"):
+    with open(cpuinfo) as f:
+        for line in f:
+            if line.startswith("flags"):
+                have = line.split(":", 1)[1].split()
+                return sorted(f for f in have if f.startswith(("avx", "amx")) or f in ("sse4_2", "fma", "f16c"))
+    return []
+
+
+def check_build_key(path, cpuinfo="/proc/cpuinfo"):
+    """This action's host against the build key it is cached under. The key is made where
+    Bazel runs (the client); on a remote executor the action compiles for the executor's
+    CPU, so a package built there for other vector extensions would be cached, and shared,
+    under the client's key. Refused here instead, naming both."""
+    try:
+        with open(path) as f:
+            key = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ContractError(f"--build-key {path}: not a readable build key ({e})")
+    want, have = key.get("cpu_isa_flags", []), host_isa_flags(cpuinfo)
+    if sorted(want) != have:
+        missing, extra = sorted(set(want) - set(have)), sorted(set(have) - set(want))
+        raise ContractError(
+            f"this action runs on a host whose CPU vector extensions differ from the build key's ({path}): "
+            f"the key has {' '.join(missing) or 'nothing'} that this host lacks, and this host has "
+            f"{' '.join(extra) or 'nothing'} that the key lacks. The package would be compiled for this host "
+            "and cached under the client's key. Run AOTI packaging on executors of the client's ISA (a platform "
+            "property; docs/ci.md, 'Remote execution'), or build locally (tags = [\"no-remote-exec\"]).")
+
+
 def package(args):
     start = time.time()
+    if args.build_key:
+        check_build_key(args.build_key)
     configs = {k: parse_config_value(v) for k, v in json.loads(args.inductor_configs).items()}
     split_configs(configs)  # a harness key that is wrong fails the build here, not as a compile error
     # torch internals warn about their own deprecations on every export; not the user's concern.
@@ -983,6 +1017,8 @@ def main(argv=None):
     p.add_argument("--device", default="", help="move the model and its inputs to this device first (cuda, cuda:1)")
     p.add_argument("--load-library", action="append", default=[],
                    help="shared library of custom operators to load before the model file")
+    p.add_argument("--build-key", default="",
+                   help="@torch//:aoti_build_key.json: refuse to build on a host whose CPU ISA differs from it")
     args = p.parse_args(argv)
     for flag, value in (("--exported-program", args.exported_program), ("--inputs", args.inputs)):
         if value and not args.prebuilt:
