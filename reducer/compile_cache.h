@@ -17,8 +17,9 @@
 // entry; each new local entry is uploaded too (tools/remote_compile_cache.py: the key as
 // an action, the entry's files as its outputs in the CAS, checked against their digests
 // when read). The local directory stays the first place looked and the fallback: a
-// server that fails or outlasts its timeout is logged once and not asked again in this
-// run, so it costs at most one timeout, and never a verdict.
+// server that fails, outlasts its timeout or gives a blob that does not match its digest
+// is logged once and not asked again in this run, so it costs at most one timeout, and
+// never a verdict.
 #pragma once
 
 #include <cstdint>
@@ -105,8 +106,10 @@ class CompileCache {
   bool RemoteFetch(const std::string& key);
   void RemotePut(const std::string& key, const std::string& entry);
   // RunRemote: tools/remote_compile_cache.py's exit status (0 done, 3 a miss); any other
-  // outcome turns the remote cache off for this run, with one warning.
-  int RunRemote(const std::vector<std::string>& args);
+  // outcome (a failed call, a timeout, a blob that does not match its digest) turns the
+  // remote cache off for this run, with one warning. `bytes`: what the
+  // call may move, for its time limit.
+  int RunRemote(const std::vector<std::string>& args, int64_t bytes);
 
   CompileCacheOptions options_;
   int hits_ = 0, misses_ = 0, stores_ = 0, leftovers_removed_ = 0;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -22,10 +23,12 @@
 #include <sys/socket.h>
 
 #include "harness/errors.h"
+#include "harness/subprocess.h"
 #include "harness/tensor_bundle.h"
 
 DEFINE_string(remote_client_python, "", "a Python with grpcio");
 DEFINE_string(remote_client_script, "", "tools/remote_compile_cache.py");
+DEFINE_string(fake_remote_cache, "", "reducer/testdata/fake_remote_cache.py");
 
 namespace aoti {
 namespace {
@@ -263,6 +266,70 @@ class RemoteCompileCacheTest : public CompileCacheTest {
     EXPECT_EQ(cache.remote_hits() + cache.remote_misses(), 0);  // not asked again
   }
 };
+
+// A Remote Execution API cache in memory (reducer/testdata/fake_remote_cache.py), its
+// blobs garbled on the way back when asked.
+class FakeRemoteCache {
+ public:
+  FakeRemoteCache(const std::string& dir, bool garble) {
+    const std::string port_file = dir + "/fake_remote_cache.port";
+    Subprocess::Options o;
+    o.argv = {FLAGS_remote_client_python, FLAGS_fake_remote_cache,
+              fs::path(FLAGS_remote_client_script).parent_path().string(), port_file};
+    if (garble) o.argv.push_back("--garble");
+    o.env = ChildEnvironment({});
+    o.stderr_fd = 2;
+    process_ = std::make_unique<Subprocess>(o);
+    for (int i = 0; i < 600 && !fs::exists(port_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    url_ = "grpc://127.0.0.1:" + ReadTextFile(port_file);
+  }
+  const std::string& url() const { return url_; }
+
+ private:
+  std::unique_ptr<Subprocess> process_;
+  std::string url_;
+};
+
+TEST_F(RemoteCompileCacheTest, ACompileStoredOnOneMachineComesBackOnAnother) {
+  FakeRemoteCache server(tmp_, /*garble=*/false);
+  const std::string key = CompileCache::Key({"program", "relu"});
+  CompileCache first(WithRemote(server.url()));
+  first.Store(key, Answer("compile"), Archive("compiled.pt2", 3 << 20));
+  EXPECT_EQ(first.remote_stores(), 1);
+  CompileCacheOptions other = WithRemote(server.url());
+  other.dir = tmp_ + "/another_machine";
+  CompileCache second(other);
+  const auto hit = second.Lookup(key, tmp_ + "/out.pt2");
+  ASSERT_TRUE(hit) << second.remote_problem();
+  EXPECT_EQ(second.remote_hits(), 1);
+  EXPECT_EQ(hit->phase, "compile");
+  EXPECT_EQ(hit->message, Answer("compile").message);
+  EXPECT_EQ(ReadTextFile(tmp_ + "/out.pt2"), std::string(3 << 20, 'x'));
+  // Now a local entry: the server is not asked again for it.
+  ASSERT_TRUE(second.Lookup(key, tmp_ + "/again.pt2"));
+  EXPECT_EQ(second.remote_hits(), 1);
+  EXPECT_EQ(second.hits(), 2);
+  // What nobody compiled is a miss there too, and not a problem.
+  EXPECT_FALSE(second.Lookup(CompileCache::Key({"other"}), tmp_ + "/o.pt2"));
+  EXPECT_EQ(second.remote_misses(), 1);
+  EXPECT_EQ(second.remote_problem(), "");
+}
+
+TEST_F(RemoteCompileCacheTest, AGarbledBlobIsAMissNeverAnEntry) {
+  FakeRemoteCache server(tmp_, /*garble=*/true);
+  const std::string key = CompileCache::Key({"program", "relu"});
+  CompileCache first(WithRemote(server.url()));
+  first.Store(key, Answer("done"), Archive("compiled.pt2", 100));
+  EXPECT_EQ(first.remote_stores(), 1);
+  CompileCacheOptions other = WithRemote(server.url());
+  other.dir = tmp_ + "/another_machine";
+  CompileCache second(other);
+  EXPECT_FALSE(second.Lookup(key, tmp_ + "/out.pt2"));
+  EXPECT_EQ(second.remote_hits(), 0);
+  EXPECT_FALSE(fs::exists(tmp_ + "/another_machine/" + key.substr(0, 2) + "/" + key));
+  // A server that corrupts what it keeps is not asked again.
+  EXPECT_THAT(second.remote_problem(), ::testing::HasSubstr("does not match its digest"));
+}
 
 TEST_F(RemoteCompileCacheTest, AServerThatIsDownIsLeftAfterOneTry) {
   LocalPort down(/*listening=*/false);

@@ -14,7 +14,8 @@ the server lacks (ByteStream Write), the Command and the Action, then the action
 file's SHA-256 against its digest: a blob the server garbled is a miss, never an entry.
 
 Exit status: 0 a hit (get) or stored (put); 3 a miss; 4 the server failed or did not
-answer within the timeout (one line on stderr says what happened); 2 wrong arguments.
+answer within the timeout; 5 it gave a blob that does not match its digest (nothing is
+written); 2 wrong arguments. The last line on stderr says what happened.
 
 Needs grpcio; the protocol buffers are written and read by hand (only the few fields
 these messages use), so no generated code and no protobuf package.
@@ -28,11 +29,14 @@ import uuid
 FORMAT = "aoti_harness.compile_cache/1"
 FILES = ("result.json", "archive.pt2")
 CHUNK = 1 << 20
+# A blob's transfer gets the call's timeout plus this much time per byte (20 MiB/s), so
+# that a large compiled archive is not taken for a hung server.
+SECONDS_PER_BYTE = 1 / (20 << 20)
 AC = "/build.bazel.remote.execution.v2.ActionCache/"
 CAS = "/build.bazel.remote.execution.v2.ContentAddressableStorage/"
 BYTESTREAM = "/google.bytestream.ByteStream/"
 
-MISS, SERVER, USAGE = 3, 4, 2
+MISS, SERVER, CORRUPT, USAGE = 3, 4, 5, 2
 
 
 # --- protocol buffer wire format: varints (type 0) and length-delimited fields (type 2) ---
@@ -133,7 +137,8 @@ class Server:
     def read(self, d):
         name = f"{self.instance}/blobs/{d[0]}/{d[1]}".lstrip("/")
         call = self.channel.unary_stream(BYTESTREAM + "Read", request_serializer=None, response_deserializer=None)
-        return b"".join(parse(r).get(10, [b""])[0] for r in call(message((1, name)), timeout=self.timeout))
+        timeout = self.timeout + d[1] * SECONDS_PER_BYTE
+        return b"".join(parse(r).get(10, [b""])[0] for r in call(message((1, name)), timeout=timeout))
 
     def write(self, data):
         d = digest_of(data)
@@ -150,7 +155,7 @@ class Server:
                     return
 
         call = self.channel.stream_unary(BYTESTREAM + "Write", request_serializer=None, response_deserializer=None)
-        call(requests(), timeout=self.timeout)
+        call(requests(), timeout=self.timeout + len(data) * SECONDS_PER_BYTE)
 
     def missing(self, digests):
         request = message((1, self.instance), *[(2, digest_message(d)) for d in digests])
@@ -184,8 +189,9 @@ def get(server, key, out):
                 return MISS  # the store lost the blob: the entry is gone
             raise
         if digest_of(data) != d:
-            print(f"remote compile cache: {path} of {key} does not match its digest; a miss", file=sys.stderr)
-            return MISS
+            print(f"get {key[:12]}: the server's {path} does not match its digest (a corrupt store); "
+                  "not taken", file=sys.stderr)
+            return CORRUPT
         with open(os.path.join(out, path), "wb") as f:
             f.write(data)
     return 0
