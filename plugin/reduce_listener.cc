@@ -10,6 +10,7 @@
 
 #include "harness/deadline.h"
 #include "harness/failing_case.h"
+#include "plugin/compile_cache_flags.h"
 #include "plugin/flags.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
@@ -75,9 +76,7 @@ std::pair<CompileServerOptions, ReduceOptions> ReductionSetUp(const FailingCase&
   options.jobs = FLAGS_aoti_reduce_jobs;
   options.random_weights = FLAGS_aoti_reduce_random_weights;
   options.stage_ladder = FLAGS_aoti_reduce_stage_ladder;
-  options.compile_cache = CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb,
-                                                 RemoteCacheOptions{FLAGS_aoti_remote_cache, FLAGS_aoti_remote_instance_name,
-                                                                    FLAGS_aoti_remote_cache_timeout_s});
+  options.compile_cache = CompileCacheOptionsFromFlags();
   server = ServerForCase(server, c.options, options, out);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - ProcessStart()).count();
   options.time_budget_s = ReductionBudgetSeconds(FLAGS_aoti_reduce_time_budget_s, std::getenv("TEST_TIMEOUT"), elapsed);

@@ -26,6 +26,7 @@
 
 #include "harness/case_file.h"
 #include "plugin/check_flags.h"
+#include "plugin/compile_cache_flags.h"
 #include "harness/errors.h"
 #include "plugin/flags.h"
 #include "harness/logging.h"
@@ -111,9 +112,7 @@ void ReduceOptionsFromFlags(aoti::ReduceOptions* options) {
   options->time_budget_s = FLAGS_time_budget_s;
   options->hang_timeout_s = FLAGS_hang_timeout_s;
   options->strategies = aoti::SplitFlagList(FLAGS_aoti_reduce_strategies);
-  options->compile_cache = aoti::CompileCacheOptionsFor(FLAGS_aoti_compile_cache_dir, FLAGS_aoti_compile_cache_max_mb,
-                                                        aoti::RemoteCacheOptions{FLAGS_aoti_remote_cache, FLAGS_aoti_remote_instance_name,
-                                                                                 FLAGS_aoti_remote_cache_timeout_s});
+  options->compile_cache = aoti::CompileCacheOptionsFromFlags();
   options->offload_to_disk = FLAGS_offload_to_disk;
   options->random_weights = FLAGS_random_weights;
   options->stage_ladder = FLAGS_stage_ladder;

@@ -198,6 +198,9 @@ def get(server, key, out):
 
 
 def put(server, key, entry):
+    if not os.path.exists(os.path.join(entry, "result.json")):
+        print(f"put: {entry} has no result.json", file=sys.stderr)
+        return USAGE
     command, action, ad = action_digest(key)
     blobs = {digest_of(command): command, ad: action}
     outputs = []
@@ -210,9 +213,6 @@ def put(server, key, entry):
         d = digest_of(data)
         blobs[d] = data
         outputs.append((2, message((1, path), (2, digest_message(d)))))
-    if not any(m[1].startswith(field(1, "result.json")) for m in outputs):
-        print(f"put: {entry} has no result.json", file=sys.stderr)
-        return USAGE
     for d in server.missing(list(blobs)):
         server.write(blobs[d])
     result = message(*outputs, (4, 0))
