@@ -142,7 +142,9 @@ bool CompileClient::Receive(int64_t request_id, double timeout_s, nlohmann::json
       }
       continue;  // an answer to an abandoned (earlier) request
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    // Rounded up: the wait never ends before the deadline (a caller capped by a Deadline then
+    // finds it passed, and tells a timeout at the deadline from a server that did not answer).
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       *problem = "no answer within " + std::to_string(timeout_s) + " s";
       return false;
@@ -180,8 +182,11 @@ CompileResult CompileClient::Compile(const std::string& program, const std::stri
   if (ping_pending_) {
     nlohmann::json pong;
     std::string problem;
+    // Whether the deadline, not the server's own start-up allowance, sets this wait is
+    // decided before it, not after (when it would race with the clock).
+    const bool deadline_caps = options_.deadline.Caps(300);
     if (!Receive(0, options_.deadline.Cap(300), &pong, &problem)) {
-      if (options_.deadline.Caps(300) && options_.deadline.Passed()) {
+      if (deadline_caps && problem.rfind("no answer", 0) == 0) {
         // Out of time while the server was starting: a timeout of this compile, not a server
         // that cannot start.
         Stop();

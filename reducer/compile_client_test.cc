@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -117,6 +118,28 @@ INSTANTIATE_TEST_SUITE_P(
                       Fault{"bad_types", "server", "malformed answer"},        // fields of the wrong type
                       Fault{"not_json", "server", "not a JSON object"}),       // not an answer at all
     [](const ::testing::TestParamInfo<Fault>& info) { return std::string(info.param.mode); });
+
+// A deadline that passes while the server is still starting (importing torch) is a timeout
+// of that compile, never "the server did not start" thrown at the reduction. Repeated with
+// deadlines a few milliseconds apart, because the wait and the deadline end together.
+TEST_F(CompileClientFaults, ADeadlineReachedWhileTheServerStartsIsATimeoutNotAnError) {
+  SetMode("slow_start");
+  for (int i = 0; i < 8; ++i) {
+    client_ = std::make_unique<CompileClient>(server_->options());
+    client_->SetDeadline(Deadline(Deadline::Clock::now() + std::chrono::milliseconds(200 + 7 * i), "a test deadline"));
+    CompileResult r;
+    ASSERT_NO_THROW(r = Compile()) << "try " << i;
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.phase, "timeout") << r.message;
+    EXPECT_THAT(r.message, HasSubstr("still starting at the deadline of a test deadline"));
+  }
+  // After the deadline: refused before any work, no server started.
+  const size_t starts = ServerPids().size();
+  const CompileResult late = Compile();
+  EXPECT_EQ(late.phase, "timeout");
+  EXPECT_FALSE(late.started);
+  EXPECT_EQ(ServerPids().size(), starts);
+}
 
 TEST_F(CompileClientFaults, TheServerGoesWithTheClient) {
   ASSERT_TRUE(Compile().ok);

@@ -9,6 +9,7 @@ FAKE_SERVER_MODE_FILE:
   write_error   answer that the archive could not be written (phase "write")
   stdout        print garbage on stdout first, then answer properly
   hang          never answer
+  slow_start    answer the start-up ping only after 60 s (torch importing on a loaded machine)
   die           write half an answer, then exit
   wrong_id      answer with an id that was never sent
   null_id       answer with "id": null (as an error outside the request's try once did)
@@ -35,6 +36,8 @@ def send(obj_or_text):
 for line in sys.stdin:
     req = json.loads(line)
     if req.get("op") == "ping":
+        if open(os.environ["FAKE_SERVER_MODE_FILE"]).read().strip() == "slow_start":
+            time.sleep(60)
         send({"id": req["id"], "ok": True, "pid": os.getpid()})
         continue
     mode = open(os.environ["FAKE_SERVER_MODE_FILE"]).read().strip()
