@@ -436,7 +436,6 @@ std::string ReproTestCc(const ReduceResult& r) {
          "TEST(AotiRepro, CompiledMatchesEager) { EXPECT_AOTI_MATCHES_EAGER(aoti::PackageUnderTest()); }\n";
 }
 
-// FiguresMarkdown: report.md's table of figures.
 // RemoteCacheRows: the remote compile cache's rows of the figures, none without one.
 std::string RemoteCacheRows(const ReduceResult& r) {
   if (r.remote_cache.empty()) return "";
@@ -446,6 +445,7 @@ std::string RemoteCacheRows(const ReduceResult& r) {
                                          : "| remote cache left for this run | " + r.remote_cache_problem + " |\n");
 }
 
+// FiguresMarkdown: report.md's table of figures.
 std::string FiguresMarkdown(const ReduceResult& r, const ReduceSpec& spec) {
   std::ostringstream md;
   md << "## Figures\n\n| what | value |\n| --- | --- |\n"

@@ -31,6 +31,16 @@ nlohmann::json ToJson(const CompileResult& r) {
           {"compiler_errors", r.compiler_errors}, {"kernel_information", r.kernel_information}};
 }
 
+// EntryBytes: the size of an entry's files (what eviction counts, and an upload moves).
+int64_t EntryBytes(const fs::path& entry) {
+  int64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(entry, ec)) {
+    if (f.is_regular_file(ec)) bytes += static_cast<int64_t>(f.file_size(ec));
+  }
+  return bytes;
+}
+
 }  // namespace
 
 CompileCache::CompileCache(CompileCacheOptions options) : options_(std::move(options)) {
@@ -210,10 +220,7 @@ bool CompileCache::RemoteFetch(const std::string& key) {
 
 void CompileCache::RemotePut(const std::string& key, const std::string& entry) {
   if (!remote_enabled() || !remote_problem_.empty()) return;
-  int64_t bytes = 0;
-  std::error_code ec;
-  for (const auto& f : fs::directory_iterator(entry, ec)) bytes += static_cast<int64_t>(f.file_size(ec));
-  if (RunRemote({"put", "--key", key, "--dir", entry}, bytes) == 0) ++remote_stores_;
+  if (RunRemote({"put", "--key", key, "--dir", entry}, EntryBytes(entry)) == 0) ++remote_stores_;
 }
 
 void CompileCache::Remove(const std::string& entry) const {
@@ -253,10 +260,7 @@ void CompileCache::Evict() {
     // Shards only (<k[0:2]>): not entries being written, nor the precompiled headers.
     if (!shard.is_directory(ec) || shard.path().filename().string().size() != 2) continue;
     for (const auto& e : fs::directory_iterator(shard.path(), ec)) {
-      Entry entry{e.path(), fs::last_write_time(e.path(), ec), 0};
-      for (const auto& f : fs::directory_iterator(e.path(), ec)) {
-        if (f.is_regular_file(ec)) entry.bytes += static_cast<int64_t>(f.file_size(ec));
-      }
+      Entry entry{e.path(), fs::last_write_time(e.path(), ec), EntryBytes(e.path())};
       total += entry.bytes;
       entries.push_back(std::move(entry));
     }
