@@ -14,6 +14,10 @@ namespace aoti {
 namespace {
 
 constexpr int kAnswerFd = 3;  // the server's answer descriptor
+constexpr char kNoAnswer[] = "no answer within ";  // Receive's problem when its wait ran out
+
+// TimedOut: whether Receive's problem is that its wait ran out (not a server that failed).
+bool TimedOut(const std::string& problem) { return problem.rfind(kNoAnswer, 0) == 0; }
 
 }  // namespace
 
@@ -146,7 +150,7 @@ bool CompileClient::Receive(int64_t request_id, double timeout_s, nlohmann::json
     // finds it passed, and tells a timeout at the deadline from a server that did not answer).
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      *problem = "no answer within " + std::to_string(timeout_s) + " s";
+      *problem = kNoAnswer + std::to_string(timeout_s) + " s";
       return false;
     }
     pollfd pfd{from_server_, POLLIN, 0};
@@ -186,7 +190,7 @@ CompileResult CompileClient::Compile(const std::string& program, const std::stri
     // decided before it, not after (when it would race with the clock).
     const bool deadline_caps = options_.deadline.Caps(300);
     if (!Receive(0, options_.deadline.Cap(300), &pong, &problem)) {
-      if (deadline_caps && problem.rfind("no answer", 0) == 0) {
+      if (deadline_caps && TimedOut(problem)) {
         // Out of time while the server was starting: a timeout of this compile, not a server
         // that cannot start.
         Stop();
@@ -211,7 +215,7 @@ CompileResult CompileClient::Compile(const std::string& program, const std::stri
   const auto start = std::chrono::steady_clock::now();
   const double timeout = options_.deadline.Cap(options_.timeout_s);
   if (!Exchange(request, timeout, &answer, &problem)) {
-    const bool timed_out = problem.rfind("no answer", 0) == 0;
+    const bool timed_out = TimedOut(problem);
     Stop();  // restarted lazily by the next request
     r.phase = timed_out ? "timeout" : "server";
     r.message = "compile server: " + problem +
