@@ -92,9 +92,13 @@ def load_model_file(path):
         sys.path.insert(0, model_dir)
     spec = importlib.util.spec_from_file_location("aoti_model_under_test", path)
     module = importlib.util.module_from_spec(spec)
+    # Importable by its name: torch.cond and while_loop run through dynamo even in eager,
+    # and dynamo's guards import the module that defines the branch functions.
+    sys.modules[spec.name] = module
     try:
         spec.loader.exec_module(module)
     except Exception as e:  # the user's file raised at import time
+        del sys.modules[spec.name]
         raise ContractError(f"importing model file {path!r} raised {type(e).__name__}: {e}") from e
     for fn in ("make_model", "example_inputs"):
         if not callable(getattr(module, fn, None)):
