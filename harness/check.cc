@@ -31,11 +31,11 @@ namespace {
 // of 0, as given or by the schema's default (attention's dropout_p is 0 unless given).
 std::vector<std::string> RandomNodes(const Program& program) {
   std::vector<std::string> out;
-  for (const auto& node : program.nodes) {
+  ForEachNode(program.nodes, [&](const Node& node, const std::string& scope) {
     std::string name, overload;
-    if (!ParseTarget(node.target, &name, &overload)) continue;
+    if (!ParseTarget(node.target, &name, &overload)) return;
     const auto op = c10::Dispatcher::singleton().findSchema({name, overload});
-    if (!op || !op->hasTag(at::Tag::nondeterministic_seeded)) continue;
+    if (!op || !op->hasTag(at::Tag::nondeterministic_seeded)) return;
     bool draws = true;
     for (const auto& a : op->schema().arguments()) {
       if (a.name() != "train" && a.name() != "p" && a.name() != "dropout_p") continue;
@@ -57,8 +57,8 @@ std::vector<std::string> RandomNodes(const Program& program) {
         draws = draws && a.default_value()->toDouble() != 0.0;
       }
     }
-    if (draws) out.push_back(node.name + " (" + node.target.substr(node.target.rfind("torch.ops.", 0) == 0 ? 10 : 0) + ")");
-  }
+    if (draws) out.push_back(NodePath(node, scope) + " (" + node.target.substr(node.target.rfind("torch.ops.", 0) == 0 ? 10 : 0) + ")");
+  });
   return out;
 }
 
@@ -226,16 +226,46 @@ bool LoadEager(Checking& c) {
     c.inputs = c.given ? *c.given : c.archive->SampleInputs();
     EnsureOperators(Program::Parse(c.archive->ProgramJson(c.r.model), c.package), c.options.runner);
     c.eager = Interpreter::FromArchive(*c.archive, c.r.model);
+  } catch (const UnsupportedConstruct& e) {
+    return c.Failed("not supported", c.what + ": " + e.what() + ". Neither eager nor float64 can be run, so the "
+                                                                "compiled model is not judged and nothing is reduced.");
   } catch (const HarnessError& e) {
     return c.Failed("harness error", e.what());
   }
   return PreflightProblems(c, CheckInputs(c.eager->program(), c.inputs, c.device), "");
 }
 
+// InputsBreakTheProgram: the failure of eager on these inputs when they break an
+// assumption the program was exported under (a data-dependent size outside its range);
+// "" when eager runs. Asked only of a compiled run that failed: AOTI checks the same ranges
+// at run time, and such a failure is the inputs', not the compiler's.
+std::string InputsBreakTheProgram(Checking& c) {
+  bool data_dependent = false;
+  for (const auto& [sym, range] : c.eager->program().range_constraints) data_dependent = data_dependent || sym.rfind("u", 0) == 0;
+  if (!data_dependent) return "";
+  try {
+    Interpreter::FromArchive(*c.archive, c.r.model)->RunTensors(c.inputs);  // from the package's own state
+  } catch (const ProgramConstraintError& e) {
+    return e.what();
+  } catch (const HarnessError& e) {
+    const std::string what = e.what();
+    // The program's own runtime assertions (aten._assert_scalar on a data-dependent size).
+    if (what.find("Runtime assertion failed") != std::string::npos) return what;
+  }
+  return "";
+}
+
 bool RunCompiledModel(Checking& c) {
   c.r.outcome = RunCompiled(AbsolutePath(c.package), c.r.model, c.inputs, c.options.runner);
   const CompiledOutcome& o = c.r.outcome;
   if (o.ok()) return true;
+  if (o.kind == OutcomeKind::kRuntimeError || o.kind == OutcomeKind::kSignal) {
+    if (const std::string broken = InputsBreakTheProgram(c); !broken.empty()) {
+      return PreflightProblems(c, {"the inputs break the program's own assumptions: eager fails too: " + broken +
+                                   " (the compiled model: " + o.Summary().substr(0, 300) + ")"},
+                               "");
+    }
+  }
   if (o.kind == OutcomeKind::kSignal) {
     return c.Failed(o.Summary().substr(0, o.Summary().find(" (")), c.what + ": " + o.message);
   }
@@ -255,6 +285,8 @@ bool RunEager(Checking& c, const std::vector<std::string>& random_nodes, std::ve
       if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
       again = c.eager->RunTensors(c.inputs);
     }
+  } catch (const ProgramConstraintError& e) {
+    return PreflightProblems(c, {std::string("the inputs break the program's own assumptions: ") + e.what()}, "");
   } catch (const HarnessError& e) {
     return c.Failed("harness error", c.what + ": the eager interpreter failed: " + e.what());
   }

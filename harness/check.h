@@ -28,7 +28,8 @@ struct CheckReport {
   std::string package_name;   // the package by its Bazel label, else its file name (Pt2Archive::DisplayName)
   // "" when passing; else preflight, compile error, ..., accuracy; or a verdict that the
   // check cannot judge: nondeterministic (the model is random), unreliable reference (eager
-  // is far from float64), harness disagreement (the interpreter and Python eager differ).
+  // is far from float64), harness disagreement (the interpreter and Python eager differ),
+  // not supported (the program uses a construct the interpreter does not run yet).
   std::string failure_class;
   std::string message;
   CompiledOutcome outcome;

@@ -13,4 +13,21 @@ class HarnessError : public std::runtime_error {
   explicit HarnessError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// UnsupportedConstruct: the program uses a construct the harness does not run yet (a
+// higher-order op, a Python callable, a custom object it has no way to call). Its message
+// names the construct and the node; the check's verdict is "not supported", not a failure
+// of AOTI and not a missing library.
+class UnsupportedConstruct : public HarnessError {
+ public:
+  using HarnessError::HarnessError;
+};
+
+// ProgramConstraintError: the inputs break an assumption the program was exported under:
+// a data-dependent size (an unbacked symbol such as u0) outside its range_constraints, or
+// bound to two values. The check's verdict is a preflight failure: the inputs, not AOTI.
+class ProgramConstraintError : public HarnessError {
+ public:
+  using HarnessError::HarnessError;
+};
+
 }  // namespace aoti

@@ -11,6 +11,8 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ScalarOps.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/empty.h>
 #include <ATen/core/stack.h>
 #include <c10/core/InferenceMode.h>
@@ -42,7 +44,9 @@ struct ArgPlan {
 };
 
 // kSkip: a node the float64 run leaves out (a metadata assert of the native dtypes).
-enum class StepKind { kOperator, kGetItem, kPythonOp, kSkip };
+// kHigherOrder: cond, while_loop, map_impl, scan and the autocast and grad-mode wrappers,
+// each running its subgraphs.
+enum class StepKind { kOperator, kGetItem, kPythonOp, kSkip, kHigherOrder };
 
 bool IsFloating(c10::ScalarType t) { return c10::isFloatingType(t); }
 
@@ -50,13 +54,31 @@ std::string Where(const Node& node) { return "node '" + node.name + "' (" + node
 
 }  // namespace
 
+// A value whose size (or whose own value, for a symbolic int) binds an unbacked symbol
+// (u0): what a data-dependent op (nonzero, a boolean mask, item) made.
+struct SymbolBinding {
+  std::string value;
+  int dim = -1;        // the dimension of a tensor value; -1: the value is the symbolic int
+  std::string symbol;  // "u0"
+};
+
 struct Interpreter::Step {
   const Node* node = nullptr;
   StepKind kind = StepKind::kOperator;
   std::optional<c10::OperatorHandle> op;
-  std::vector<ArgPlan> args;
+  std::vector<ArgPlan> args;           // for kHigherOrder: the arguments that are not subgraphs
   std::string python_op;               // for kPythonOp: "add", "mul", ...
+  std::string hop;                     // for kHigherOrder: "cond", "while_loop", ...
+  std::vector<std::unique_ptr<GraphPlan>> bodies;  // for kHigherOrder: its subgraphs, in order
+  std::vector<SymbolBinding> binds;    // unbacked symbols its outputs bind
   std::vector<std::string> free_after; // values whose last use is this step
+};
+
+// GraphPlan: a graph resolved once: the program's own, or a subgraph (which it owns).
+struct Interpreter::GraphPlan {
+  std::string scope;  // "" for the program's graph; "cond/true_graph_0" for a subgraph
+  std::unique_ptr<Graph> graph;  // a subgraph's; null for the program's
+  std::vector<std::unique_ptr<Step>> steps;
 };
 
 namespace {
@@ -504,8 +526,58 @@ void PlanOperator(const Node& node, const std::string& name, const std::string& 
   }
 }
 
-// PlanStep: a node resolved once: getitem, a Python operator, or an operator call.
-std::unique_ptr<Interpreter::Step> PlanStep(const Node& node, const InterpreterOptions& options) {
+// The higher-order ops the interpreter runs, and how many subgraphs each takes.
+const std::map<std::string, size_t>& KnownHigherOrderOps() {
+  static const auto* ops = new std::map<std::string, size_t>{
+      {"cond", 2}, {"while_loop", 2}, {"map_impl", 1}, {"scan", 1},
+      {"wrap_with_autocast", 1}, {"wrap_with_set_grad_enabled", 1}};
+  return *ops;
+}
+
+std::unique_ptr<Interpreter::GraphPlan> PlanGraph(std::unique_ptr<Graph> graph, const std::string& scope,
+                                                  const std::map<std::string, TensorMeta>& tensor_values,
+                                                  const nlohmann::json& graph_json, const std::vector<Node>& nodes,
+                                                  const InterpreterOptions& options);
+
+// PlanHigherOrder: a higher-order op's step: its arguments, and each subgraph planned in a
+// scope of its own ("cond/true_graph_0").
+void PlanHigherOrder(const Node& node, const std::string& scope, const InterpreterOptions& options,
+                     const std::string& what, Interpreter::Step* step) {
+  step->kind = StepKind::kHigherOrder;
+  step->hop = HigherOrderName(node);
+  const auto known = KnownHigherOrderOps().find(step->hop);
+  if (known == KnownHigherOrderOps().end()) {
+    throw UnsupportedConstruct(what + ": the higher-order op '" + step->hop +
+                               "' is a construct the harness does not run yet (it runs cond, while_loop, map_impl, "
+                               "scan, wrap_with_autocast and wrap_with_set_grad_enabled)");
+  }
+  // A subgraph's nodes are named by their address already (PlanHigherOrder renames them).
+  const std::string path = node.name;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const json& arg = node.inputs[i].arg;
+    if (arg.is_object() && arg.contains("as_graph")) {
+      auto graph = std::make_unique<Graph>(ParseSubgraph(node, i, what));
+      const std::string body_scope = path + "/" + graph->name;
+      // Messages name an inner node by its address.
+      for (Node& inner : graph->nodes) inner.name = body_scope + "/" + inner.name;
+      const Graph& g = *graph;
+      json graph_json = g.raw;
+      step->bodies.push_back(PlanGraph(std::move(graph), body_scope, g.tensor_values, graph_json, g.nodes, options));
+    } else {
+      // No dtype of a higher-order op's is promoted: an autocast region's dtype stays, and
+      // autocast leaves float64 tensors as they are.
+      step->args.push_back(PlanArgument(arg, false, what));
+    }
+  }
+  if (step->bodies.size() != known->second) {
+    throw HarnessError(what + ": " + step->hop + " takes " + std::to_string(known->second) + " subgraph(s), the node has " +
+                       std::to_string(step->bodies.size()));
+  }
+}
+
+// PlanStep: a node resolved once: getitem, a Python operator, a higher-order op, or an
+// operator call.
+std::unique_ptr<Interpreter::Step> PlanStep(const Node& node, const std::string& scope, const InterpreterOptions& options) {
   auto step = std::make_unique<Interpreter::Step>();
   step->node = &node;
   const std::string what = Where(node);
@@ -518,16 +590,18 @@ std::unique_ptr<Interpreter::Step> PlanStep(const Node& node, const InterpreterO
                node.target == "torch._sym_sqrt") {
       step->python_op = node.target.substr(node.target.find('.') + 1);
       if (!PythonOps().count(step->python_op)) {
-        throw HarnessError(what + ": the Python operator '" + node.target + "' is not supported by the interpreter");
+        throw UnsupportedConstruct(what + ": the Python operator '" + node.target +
+                                   "' is a construct the harness does not run yet");
       }
       step->kind = StepKind::kPythonOp;
       for (const auto& a : node.inputs) step->args.push_back(PlanArgument(a.arg, false, what));
-    } else if (node.target.rfind("torch.ops.higher_order.", 0) == 0) {
-      throw HarnessError(what + ": higher-order op '" + node.target + "' is not supported by the interpreter yet");
+    } else if (!HigherOrderName(node).empty()) {
+      PlanHigherOrder(node, scope, options, what, step.get());
     } else if (ParseTarget(node.target, &name, &overload)) {
       PlanOperator(node, name, overload, options, what, step.get());
     } else {
-      throw HarnessError(what + ": target '" + node.target + "' is not an operator the interpreter knows");
+      throw UnsupportedConstruct(what + ": the target '" + node.target +
+                                 "' is not an operator; the harness does not run it yet");
     }
   } catch (const json::exception& e) {
     throw HarnessError(what + ": malformed argument: " + e.what());
@@ -535,9 +609,42 @@ std::unique_ptr<Interpreter::Step> PlanStep(const Node& node, const InterpreterO
   return step;
 }
 
+// UnbackedSymbol: the plain symbol a size names when it is an unbacked one ("u0"), else "".
+std::string UnbackedSymbol(const DimSpec& d) {
+  const std::string& s = d.sym;
+  if (s.size() < 2 || s[0] != 'u') return "";
+  return s.find_first_not_of("0123456789", 1) == std::string::npos ? s : "";
+}
+
+// PlanBindings: the unbacked symbols each step's outputs bind (their sizes, or their own
+// value for a symbolic int), from the graph's metadata.
+void PlanBindings(const std::map<std::string, TensorMeta>& tensor_values, const json& graph_json,
+                  Interpreter::Step* step) {
+  const json* sym_ints = SymIntValues(graph_json);
+  for (const auto& out : NodeOutputNames(*step->node)) {
+    auto meta = tensor_values.find(out);
+    if (meta != tensor_values.end()) {
+      for (size_t d = 0; d < meta->second.sizes.size(); ++d) {
+        const std::string sym = UnbackedSymbol(meta->second.sizes[d]);
+        if (!sym.empty()) step->binds.push_back({out, static_cast<int>(d), sym});
+      }
+    } else if (sym_ints && sym_ints->contains(out)) {
+      const std::string sym = UnbackedSymbol(DimFromJson(sym_ints->at(out)));
+      if (!sym.empty()) step->binds.push_back({out, -1, sym});
+    }
+  }
+}
+
+// GraphOutputNames: the values a graph returns (its outputs' names).
+std::set<std::string> GraphOutputNames(const std::vector<json>& outputs) {
+  std::vector<std::string> names;
+  for (const auto& o : outputs) ArgumentValueNames(o, &names);
+  return {names.begin(), names.end()};
+}
+
 // ScheduleFrees: each value is freed after the step that reads it last (a value never
-// read, at once); the program's outputs are kept.
-void ScheduleFrees(const Program& program, std::vector<std::unique_ptr<Interpreter::Step>>* steps) {
+// read, at once); the graph's outputs are kept.
+void ScheduleFrees(const std::set<std::string>& outputs, std::vector<std::unique_ptr<Interpreter::Step>>* steps) {
   std::unordered_map<std::string, size_t> last_use;
   for (size_t i = 0; i < steps->size(); ++i) {
     const Interpreter::Step& step = *(*steps)[i];
@@ -548,11 +655,24 @@ void ScheduleFrees(const Program& program, std::vector<std::unique_ptr<Interpret
     for (const auto& out : step.node->outputs) ArgumentValueNames(out, &defs);
     for (const auto& d : defs) last_use.emplace(d, i);
   }
-  std::set<std::string> outputs;
-  for (const auto& s : program.output_specs) if (!s.value_name.empty()) outputs.insert(s.value_name);
   for (const auto& [name, step] : last_use) {
     if (!outputs.count(name)) (*steps)[step]->free_after.push_back(name);
   }
+}
+
+std::unique_ptr<Interpreter::GraphPlan> PlanGraph(std::unique_ptr<Graph> graph, const std::string& scope,
+                                                  const std::map<std::string, TensorMeta>& tensor_values,
+                                                  const json& graph_json, const std::vector<Node>& nodes,
+                                                  const InterpreterOptions& options) {
+  auto plan = std::make_unique<Interpreter::GraphPlan>();
+  plan->scope = scope;
+  plan->graph = std::move(graph);
+  for (const Node& node : nodes) {
+    plan->steps.push_back(PlanStep(node, scope, options));
+    PlanBindings(tensor_values, graph_json, plan->steps.back().get());
+  }
+  if (plan->graph) ScheduleFrees(GraphOutputNames(plan->graph->outputs), &plan->steps);
+  return plan;
 }
 
 // BindInputs: the program's inputs into `env`: copies of the user's tensors (on the run's
@@ -598,9 +718,9 @@ std::vector<std::string> BindInputs(const Program& program, ProgramState& state,
         break;
       }
       default:
-        throw HarnessError("program input '" + spec.value_name + "' is a " + InputKindName(spec.kind) +
-                           (spec.target.empty() ? "" : " ('" + spec.target + "')") +
-                           ": custom objects and tokens are not supported yet by the eager interpreter");
+        throw UnsupportedConstruct("program input '" + spec.value_name + "' is a " + InputKindName(spec.kind) +
+                                   (spec.target.empty() ? "" : " ('" + spec.target + "')") +
+                                   ": custom objects and tokens are not supported yet by the eager interpreter");
     }
   }
   if (names.size() != user_inputs.size()) {
@@ -633,35 +753,295 @@ void CallOperator(const Interpreter::Step& step, torch::jit::Stack* stack, Env* 
   }
 }
 
-void ExecuteStep(const Interpreter::Step& step, torch::jit::Stack* stack, Env* env) {
-  if (step.kind == StepKind::kSkip) return;
-  const Node& node = *step.node;
-  stack->clear();
-  for (const auto& p : step.args) stack->push_back(Materialize(p, *env, node));
-  if (step.kind == StepKind::kOperator) {
-    CallOperator(step, stack, env);
-  } else if (step.kind == StepKind::kGetItem) {
-    const auto list = stack->at(0).toListRef();
-    const int64_t idx = stack->at(1).toInt();
-    if (node.outputs.size() == 1) Bind(node.outputs[0], list.at(idx < 0 ? idx + list.size() : idx), node, env);
-  } else {
-    const c10::IValue v = ApplyPythonOp(step.python_op, *stack, node);
-    if (node.outputs.size() == 1) Bind(node.outputs[0], v, node, env);
+// BindResults: a higher-order op's results to the node's outputs (one Argument each, or one
+// list of them).
+void BindResults(const Node& node, std::vector<c10::IValue> results, Env* env) {
+  if (node.outputs.size() == results.size()) {
+    for (size_t k = 0; k < results.size(); ++k) Bind(node.outputs[k], results[k], node, env);
+    return;
+  }
+  if (node.outputs.size() == 1) {
+    c10::List<c10::IValue> list(c10::AnyType::get());
+    for (auto& v : results) list.push_back(std::move(v));
+    Bind(node.outputs[0], c10::IValue(std::move(list)), node, env);
+    return;
+  }
+  throw HarnessError(Where(node) + ": returned " + std::to_string(results.size()) + " values, the program names " +
+                     std::to_string(node.outputs.size()));
+}
+
+// AutocastRegion: autocast on one device type, as torch.autocast sets it, for a
+// wrap_with_autocast region; what was set before comes back when it ends.
+class AutocastRegion {
+ public:
+  AutocastRegion(c10::DeviceType device, bool enabled, std::optional<c10::ScalarType> dtype, std::optional<bool> cache)
+      : device_(device),
+        enabled_(at::autocast::is_autocast_enabled(device)),
+        dtype_(at::autocast::get_autocast_dtype(device)),
+        cache_(at::autocast::is_autocast_cache_enabled()) {
+    at::autocast::set_autocast_enabled(device, enabled);
+    if (dtype) at::autocast::set_autocast_dtype(device, *dtype);
+    if (cache) at::autocast::set_autocast_cache_enabled(*cache);
+    at::autocast::increment_nesting();
+  }
+  ~AutocastRegion() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(device_, enabled_);
+    at::autocast::set_autocast_dtype(device_, dtype_);
+    at::autocast::set_autocast_cache_enabled(cache_);
+  }
+  AutocastRegion(const AutocastRegion&) = delete;
+  AutocastRegion& operator=(const AutocastRegion&) = delete;
+
+ private:
+  c10::DeviceType device_;
+  bool enabled_;
+  c10::ScalarType dtype_;
+  bool cache_;
+};
+
+// Truthy: a predicate as cond and while_loop read it: a one-element bool tensor, a bool, an int.
+bool Truthy(const c10::IValue& v, const Node& node) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (t.numel() != 1) {
+      throw HarnessError(Where(node) + ": the predicate has " + std::to_string(t.numel()) + " elements, expected one");
+    }
+    return t.item<bool>();
+  }
+  if (v.isBool()) return v.toBool();
+  if (v.isInt()) return v.toInt() != 0;
+  throw HarnessError(Where(node) + ": the predicate is a " + v.tagKind() + ", expected a bool tensor or a bool");
+}
+
+// Elements: a list argument's elements (a tensor list, a list of symbolic ints), else the value.
+std::vector<c10::IValue> Elements(const c10::IValue& v) {
+  if (v.isList()) {
+    std::vector<c10::IValue> out;
+    for (const auto& e : v.toListRef()) out.push_back(e);
+    return out;
+  }
+  return {v};
+}
+
+std::vector<c10::IValue> Concat(std::vector<c10::IValue> a, const std::vector<c10::IValue>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Stacked: per-iteration results stacked along a new first dimension (map_impl's and scan's ys).
+std::vector<c10::IValue> Stacked(const std::vector<std::vector<c10::IValue>>& per_step, const Node& node) {
+  if (per_step.empty()) {
+    throw HarnessError(Where(node) + ": iterates over an empty dimension; the harness cannot infer its outputs");
+  }
+  std::vector<c10::IValue> out;
+  for (size_t k = 0; k < per_step[0].size(); ++k) {
+    std::vector<at::Tensor> ts;
+    for (const auto& step : per_step) ts.push_back(step.at(k).toTensor());
+    out.push_back(at::stack(ts));
+  }
+  return out;
+}
+
+}  // namespace
+
+// One run in progress: what every graph's steps share.
+struct Interpreter::Running {
+  const RunOptions& options;
+  RunResult& result;
+  const std::map<std::string, SymRange>& ranges;
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;  // unbacked symbol -> value, where bound
+  std::set<std::string> protected_names;  // top-level values kept whatever their last use
+};
+
+namespace {
+
+// Check the program's range for a symbol bound now, and bind it (or check it against its
+// earlier binding).
+void BindSymbol(Interpreter::Running& run, const std::string& symbol, int64_t value, const std::string& where) {
+  auto range = run.ranges.find(symbol);
+  if (range != run.ranges.end() && (value < range->second.min || value > range->second.max)) {
+    throw ProgramConstraintError(
+        where + " makes the data-dependent size " + symbol + " = " + std::to_string(value) +
+        ", outside the range the program was exported for [" + std::to_string(range->second.min) + ", " +
+        (range->second.max == INT64_MAX ? std::string("inf") : std::to_string(range->second.max)) +
+        "] (range_constraints): these inputs break the program's own assumptions");
+  }
+  auto [it, fresh] = run.symbols.emplace(symbol, std::make_pair(value, where));
+  if (!fresh && it->second.first != value) {
+    throw ProgramConstraintError(where + " makes " + symbol + " = " + std::to_string(value) + ", which " +
+                                 it->second.second + " bound to " + std::to_string(it->second.first));
   }
 }
 
-// Observe: the values a step made, to the observer and into the kept intermediates.
-void Observe(const Node& node, const Env& env, const RunOptions& options, RunResult* result) {
+}  // namespace
+
+void Interpreter::BindSymbols(const Step& step, const std::unordered_map<std::string, c10::IValue>& env,
+                              Running& run) const {
+  for (const auto& b : step.binds) {
+    auto it = env.find(b.value);
+    if (it == env.end()) continue;
+    int64_t value = 0;
+    if (b.dim < 0) {
+      if (!it->second.isInt()) continue;
+      value = it->second.toInt();
+    } else {
+      if (!it->second.isTensor() || it->second.toTensor().dim() <= b.dim) continue;
+      value = it->second.toTensor().size(b.dim);
+    }
+    BindSymbol(run, b.symbol, value, "node '" + step.node->name + "' (" + step.node->target + ")");
+  }
+}
+
+std::vector<c10::IValue> Interpreter::RunSubgraph(const GraphPlan& plan, const std::vector<c10::IValue>& inputs,
+                                                  const Node& caller, Running& run) const {
+  const Graph& g = *plan.graph;
+  if (inputs.size() != g.inputs.size()) {
+    throw HarnessError(Where(caller) + ": subgraph '" + g.name + "' takes " + std::to_string(g.inputs.size()) +
+                       " inputs, " + std::to_string(inputs.size()) + " were given");
+  }
+  Env env;
+  for (size_t k = 0; k < inputs.size(); ++k) Bind(g.inputs[k], inputs[k], caller, &env);
+  ExecuteGraph(plan, &env, run);
+  std::vector<c10::IValue> out;
+  for (const auto& o : g.outputs) {
+    std::vector<std::string> names;
+    ArgumentValueNames(o, &names);
+    if (names.size() == 1 && !(o.contains("as_tensors") || o.contains("as_optional_tensors"))) {
+      out.push_back(Lookup(env, names[0], caller));
+    } else if (o.contains("as_none")) {
+      out.push_back(c10::IValue());
+    } else {
+      out.push_back(PlanArgument(o, false, Where(caller) + " subgraph '" + g.name + "' output").constant);
+    }
+  }
+  return out;
+}
+
+void Interpreter::ExecuteHigherOrder(const Step& step, std::vector<c10::IValue> a, const std::string& path,
+                                     std::unordered_map<std::string, c10::IValue>* env, Running& run) const {
+  const Node& node = *step.node;
+  const auto sub = [&](size_t body, const std::vector<c10::IValue>& inputs) {
+    return RunSubgraph(*step.bodies.at(body), inputs, node, run);
+  };
+  auto& seen = run.result.control_flow;
+  const bool first = !seen.count(path);
+  std::vector<c10::IValue> results;
+  if (step.hop == "cond") {
+    const int branch = Truthy(a.at(0), node) ? 0 : 1;
+    if (first) seen[path].branch = branch;
+    results = sub(branch, Elements(a.at(1)));
+  } else if (step.hop == "while_loop") {
+    std::vector<c10::IValue> carried = Elements(a.at(0));
+    const std::vector<c10::IValue> additional = Elements(a.at(1));
+    int64_t iterations = 0;
+    while (Truthy(sub(0, Concat(carried, additional)).at(0), node)) {
+      carried = sub(1, Concat(carried, additional));
+      ++iterations;
+    }
+    if (first) seen[path].iterations = iterations;
+    results = carried;
+  } else if (step.hop == "map_impl") {
+    const std::vector<c10::IValue> xs = Elements(a.at(0)), args = Elements(a.at(1));
+    const int64_t n = xs.empty() ? 0 : xs[0].toTensor().size(0);
+    std::vector<std::vector<c10::IValue>> per_step;
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<c10::IValue> slice;
+      for (const auto& x : xs) slice.push_back(x.toTensor().select(0, i));
+      per_step.push_back(sub(0, Concat(slice, args)));
+    }
+    if (first) seen[path].iterations = n;
+    results = Stacked(per_step, node);
+  } else if (step.hop == "scan") {
+    std::vector<c10::IValue> carry = Elements(a.at(0));
+    const std::vector<c10::IValue> xs = Elements(a.at(1)), additional = Elements(a.at(2));
+    const size_t n_carry = carry.size();
+    const int64_t n = xs.empty() ? 0 : xs[0].toTensor().size(0);
+    std::vector<std::vector<c10::IValue>> ys;
+    for (int64_t t = 0; t < n; ++t) {
+      std::vector<c10::IValue> x_t;
+      for (const auto& x : xs) x_t.push_back(x.toTensor().select(0, t));
+      std::vector<c10::IValue> r = sub(0, Concat(Concat(carry, x_t), additional));
+      if (r.size() < n_carry) throw HarnessError(Where(node) + ": the combine graph returns fewer values than the carry");
+      carry.assign(r.begin(), r.begin() + n_carry);
+      ys.emplace_back(r.begin() + n_carry, r.end());
+    }
+    if (first) seen[path].iterations = n;
+    results = carry;
+    if (!ys.empty() && !ys[0].empty()) {
+      const auto stacked = Stacked(ys, node);
+      results.insert(results.end(), stacked.begin(), stacked.end());
+    }
+  } else if (step.hop == "wrap_with_autocast") {
+    // [device_type, dtype, enabled, cache_enabled, operands...]
+    const c10::DeviceType device = c10::Device(a.at(0).toStringRef()).type();
+    const std::optional<c10::ScalarType> dtype =
+        a.at(1).isNone() ? std::nullopt : std::optional<c10::ScalarType>(a.at(1).toScalarType());
+    const std::optional<bool> cache = a.at(3).isNone() ? std::nullopt : std::optional<bool>(a.at(3).toBool());
+    AutocastRegion region(device, a.at(2).toBool(), dtype, cache);
+    results = sub(0, std::vector<c10::IValue>(a.begin() + 4, a.end()));
+  } else if (step.hop == "wrap_with_set_grad_enabled") {
+    // [enabled, operands...]: the interpreter runs in inference mode, where grad mode
+    // changes no value.
+    results = sub(0, std::vector<c10::IValue>(a.begin() + 1, a.end()));
+  } else {
+    throw UnsupportedConstruct(Where(node) + ": the higher-order op '" + step.hop +
+                               "' is a construct the harness does not run yet");
+  }
+  BindResults(node, std::move(results), env);
+}
+
+void Interpreter::ExecuteGraph(const GraphPlan& plan, std::unordered_map<std::string, c10::IValue>* env,
+                               Running& run) const {
+  torch::jit::Stack stack;
+  for (const auto& step_ptr : plan.steps) {
+    const Step& step = *step_ptr;
+    const Node& node = *step.node;
+    if (step.kind != StepKind::kSkip) {
+      stack.clear();
+      for (const auto& p : step.args) stack.push_back(Materialize(p, *env, node));
+      if (step.kind == StepKind::kOperator) {
+        CallOperator(step, &stack, env);
+      } else if (step.kind == StepKind::kGetItem) {
+        const auto list = stack.at(0).toListRef();
+        const int64_t idx = stack.at(1).toInt();
+        if (node.outputs.size() == 1) Bind(node.outputs[0], list.at(idx < 0 ? idx + list.size() : idx), node, env);
+      } else if (step.kind == StepKind::kHigherOrder) {
+        // node.name: its address (a subgraph's nodes are named so).
+        ExecuteHigherOrder(step, std::vector<c10::IValue>(stack.begin(), stack.end()), node.name, env, run);
+      } else {
+        const c10::IValue v = ApplyPythonOp(step.python_op, stack, node);
+        if (node.outputs.size() == 1) Bind(node.outputs[0], v, node, env);
+      }
+      BindSymbols(step, *env, run);
+    }
+    Observe(plan, node, *env, run);
+    run.result.peak_live_values = std::max(run.result.peak_live_values, env->size());
+    for (const auto& name : step.free_after) {
+      if (!(plan.scope.empty() && run.protected_names.count(name))) env->erase(name);
+    }
+  }
+}
+
+// Observe: the values a step made, to the observer and into the kept intermediates (by
+// their address: "relu" at the top, "cond/true_graph_0/relu" inside a subgraph; the first
+// time a loop's body makes it).
+void Interpreter::Observe(const GraphPlan& plan, const Node& node, const std::unordered_map<std::string, c10::IValue>& env,
+                          Running& run) const {
+  const RunOptions& options = run.options;
   if (!options.observer && !options.keep_all && options.keep.empty()) return;
   std::vector<std::string> defs;
   for (const auto& out : node.outputs) ArgumentValueNames(out, &defs);
   for (const auto& d : defs) {
     auto it = env.find(d);
     if (it == env.end()) continue;
-    if (options.observer) options.observer(node, d, it->second);
-    if (options.keep_all || options.keep.count(d)) result->intermediates[d] = it->second;
+    const std::string address = plan.scope.empty() ? d : plan.scope + "/" + d;
+    if (options.observer) options.observer(node, address, it->second);
+    if (options.keep_all || options.keep.count(address)) run.result.intermediates.emplace(address, it->second);
   }
 }
+
+namespace {
 
 // CollectOutputs: the user outputs into the result; buffer and parameter mutations into
 // the state (in place where they fit, so buffers that share storage see them).
@@ -711,8 +1091,13 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
                 [&](const at::Tensor& flat) { return flat.to(device); });
   }
   if (options_.fp64) RebaseState(&state_, PromotedByFp64, [](const at::Tensor& flat) { return Promote(flat); });
-  for (const Node& node : program_.nodes) steps_.push_back(PlanStep(node, options_));
-  ScheduleFrees(program_, &steps_);
+  const json& graph_json = program_.document.at("graph_module").at("graph");
+  top_ = PlanGraph(nullptr, "", program_.tensor_values, graph_json, program_.nodes, options_);
+  std::set<std::string> outputs;
+  for (const auto& s : program_.output_specs) {
+    if (!s.value_name.empty()) outputs.insert(s.value_name);
+  }
+  ScheduleFrees(outputs, &top_->steps);
 }
 
 std::unique_ptr<Interpreter> Interpreter::FromArchive(const Pt2Archive& archive, const std::string& model,
@@ -727,18 +1112,12 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
   Env env;
   const std::vector<std::string> user_input_names = BindInputs(program_, state_, options_, user_inputs, &env);
   RunResult result;
-  std::set<std::string> protected_names(options.keep);
-  protected_names.insert(user_input_names.begin(), user_input_names.end());
-  torch::jit::Stack stack;
-  for (const auto& step : steps_) {
-    ExecuteStep(*step, &stack, &env);
-    Observe(*step->node, env, options, &result);
-    result.peak_live_values = std::max(result.peak_live_values, env.size());
-    for (const auto& name : step->free_after) {
-      if (!protected_names.count(name)) env.erase(name);
-    }
-  }
+  Running run{options, result, program_.range_constraints, {}, {}};
+  run.protected_names.insert(options.keep.begin(), options.keep.end());
+  run.protected_names.insert(user_input_names.begin(), user_input_names.end());
+  ExecuteGraph(*top_, &env, run);
   CollectOutputs(program_, env, &state_, &result);
+  for (const auto& [symbol, bound] : run.symbols) result.symbols[symbol] = bound.first;
   return result;
 }
 

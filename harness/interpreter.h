@@ -7,9 +7,21 @@
 // node produces, and chosen values (or all) are returned; everything else is freed after
 // its last use, so memory stays bounded by what the graph itself keeps alive.
 //
-// Operators are resolved when the interpreter is built: an unregistered operator, an
-// unsupported argument kind or a higher-order op is a HarnessError naming the node, its
-// target and the construct, before anything runs.
+// Higher-order ops run their subgraphs, nested to any depth: cond (a tensor or symbolic
+// bool predicate), while_loop, map_impl, scan, wrap_with_autocast (its region under
+// autocast, as torch.autocast runs it; the float64 run keeps autocast on, which leaves
+// float64 tensors as they are, as upstream's float64 reference does) and
+// wrap_with_set_grad_enabled. Each subgraph is a name scope of its own: a value inside one
+// is addressed by its path ("cond/true_graph_0/relu"), and a node's messages name it so.
+//
+// Data-dependent sizes: an unbacked symbol (u0) is bound when the node that makes it runs
+// (a boolean mask, nonzero, item), checked against the program's range_constraints and
+// against any earlier binding (ProgramConstraintError); the program's own _assert_scalar
+// nodes run as any operator does.
+//
+// Operators are resolved when the interpreter is built: an unregistered operator or a bad
+// argument is a HarnessError naming the node and its target, a construct the interpreter
+// does not run (another higher-order op) an UnsupportedConstruct, before anything runs.
 #pragma once
 
 #include <functional>
@@ -17,6 +29,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <ATen/core/ivalue.h>
@@ -46,17 +59,30 @@ struct InterpreterOptions {
 };
 
 struct RunOptions {
-  // Called with every value a node produces, in execution order.
+  // Called with every value a node produces, in execution order, by its address ("relu",
+  // "cond/true_graph_0/relu"); inside a loop's body, at every iteration.
   std::function<void(const Node& node, const std::string& value_name, const c10::IValue& value)>
       observer;
-  std::set<std::string> keep;  // value names to return in RunResult::intermediates
+  std::set<std::string> keep;  // value addresses to return in RunResult::intermediates
   bool keep_all = false;       // return every value (memory grows with the graph)
+};
+
+// ControlFlowTaken: what one higher-order op did the first time it ran: the branch a cond
+// took (0: true_graph, 1: false_graph), the iterations of a loop (while_loop, map_impl, scan).
+struct ControlFlowTaken {
+  int branch = -1;
+  int64_t iterations = -1;
 };
 
 struct RunResult {
   std::vector<c10::IValue> outputs;  // the user outputs, in signature order
+  // By address; a value made in every iteration of a loop: its first iteration's.
   std::map<std::string, c10::IValue> intermediates;
   size_t peak_live_values = 0;       // most values held at once during the run
+  // Each higher-order op by its node's address ("cond", "while_loop/body_graph_0/cond_1").
+  std::map<std::string, ControlFlowTaken> control_flow;
+  // The unbacked symbols the run bound (u0 -> the size a boolean mask kept).
+  std::map<std::string, int64_t> symbols;
 };
 
 // PromoteStateToFp64: the state as the float64 reference mode makes it (floating weights
@@ -81,13 +107,24 @@ class Interpreter {
   const ProgramState& state() const { return state_; }
   bool fp64() const { return options_.fp64; }
 
-  struct Step;  // a node, resolved (public for the implementation's helpers)
+  struct Step;       // a node, resolved (public for the implementation's helpers)
+  struct GraphPlan;  // a graph's steps: the program's, or a subgraph's
+  struct Running;    // one run in progress
 
  private:
+  void ExecuteGraph(const GraphPlan& plan, std::unordered_map<std::string, c10::IValue>* env, Running& run) const;
+  std::vector<c10::IValue> RunSubgraph(const GraphPlan& plan, const std::vector<c10::IValue>& inputs,
+                                       const Node& caller, Running& run) const;
+  void ExecuteHigherOrder(const Step& step, std::vector<c10::IValue> args, const std::string& path,
+                          std::unordered_map<std::string, c10::IValue>* env, Running& run) const;
+  void BindSymbols(const Step& step, const std::unordered_map<std::string, c10::IValue>& env, Running& run) const;
+  void Observe(const GraphPlan& plan, const Node& node, const std::unordered_map<std::string, c10::IValue>& env,
+               Running& run) const;
+
   Program program_;
   ProgramState state_;
   InterpreterOptions options_;
-  std::vector<std::unique_ptr<Step>> steps_;
+  std::unique_ptr<GraphPlan> top_;
 };
 
 }  // namespace aoti

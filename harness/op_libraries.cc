@@ -73,12 +73,13 @@ std::vector<std::string> NamespacesOf(const std::string& library, const RunnerOp
 void EnsureOperators(const Program& program, const RunnerOptions& runner) {
   auto missing = [&] {
     std::set<std::string> out;
-    for (const auto& node : program.nodes) {
+    // Inside subgraphs too; a higher-order op itself is no library's operator.
+    ForEachNode(program.nodes, [&](const Node& node, const std::string&) {
       std::string name, overload;
-      if (ParseTarget(node.target, &name, &overload) && !Registered(name, overload)) {
+      if (HigherOrderName(node).empty() && ParseTarget(node.target, &name, &overload) && !Registered(name, overload)) {
         out.insert(name + (overload.empty() ? "" : "." + overload));
       }
-    }
+    });
     return out;
   };
   if (missing().empty()) return;

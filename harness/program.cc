@@ -202,6 +202,8 @@ DimSpec DimFromJson(const json& d) {
   return dim;
 }
 
+TensorMeta TensorMetaFromJson(const std::string& name, const json& meta, const std::string& what);
+
 namespace {
 
 TensorMeta ParseTensorMeta(const std::string& name, const json& meta, const std::string& what) {
@@ -229,6 +231,25 @@ std::string NodeName(const json& n, const Node& node, size_t index) {
   return "node_" + std::to_string(index);
 }
 
+SchemaVersion ParseSchemaVersion(const json& doc, const std::string& what) {
+  SchemaVersion version;
+  try {
+    const auto& v = doc.at("schema_version");
+    version = {JsonInt32(v.at("major"), what + ": schema_version.major"),
+               JsonInt32(v.at("minor"), what + ": schema_version.minor")};
+  } catch (const json::exception& e) {
+    throw HarnessError(what + ": the program has no readable schema_version: " + e.what());
+  }
+  if (version.major != kSupportedSchemaMajor) {
+    throw HarnessError(what + ": program schema version " + std::to_string(version.major) + "." +
+                       std::to_string(version.minor) + " is not supported; this harness reads major version " +
+                       std::to_string(kSupportedSchemaMajor));
+  }
+  return version;
+}
+
+}  // namespace
+
 Node ParseNode(const json& n, size_t index, const std::string& what) {
   Node node;
   node.target = n.at("target").get<std::string>();
@@ -250,24 +271,103 @@ Node ParseNode(const json& n, size_t index, const std::string& what) {
   return node;
 }
 
-SchemaVersion ParseSchemaVersion(const json& doc, const std::string& what) {
-  SchemaVersion version;
-  try {
-    const auto& v = doc.at("schema_version");
-    version = {JsonInt32(v.at("major"), what + ": schema_version.major"),
-               JsonInt32(v.at("minor"), what + ": schema_version.minor")};
-  } catch (const json::exception& e) {
-    throw HarnessError(what + ": the program has no readable schema_version: " + e.what());
-  }
-  if (version.major != kSupportedSchemaMajor) {
-    throw HarnessError(what + ": program schema version " + std::to_string(version.major) + "." +
-                       std::to_string(version.minor) + " is not supported; this harness reads major version " +
-                       std::to_string(kSupportedSchemaMajor));
-  }
-  return version;
+TensorMeta TensorMetaFromJson(const std::string& name, const json& meta, const std::string& what) {
+  return ParseTensorMeta(name, meta, what);
 }
 
-}  // namespace
+json NodeToJson(const Node& n) {
+  json j = n.raw.is_object() ? n.raw : json::object();
+  j["target"] = n.target;
+  j["inputs"] = json::array();
+  for (const auto& a : n.inputs) j["inputs"].push_back(json{{"name", a.name}, {"arg", a.arg}, {"kind", a.kind}});
+  j["outputs"] = n.outputs;
+  j["metadata"] = n.metadata;
+  return j;
+}
+
+std::string HigherOrderName(const Node& node) {
+  const std::string prefix = "torch.ops.higher_order.";
+  return node.target.rfind(prefix, 0) == 0 ? node.target.substr(prefix.size()) : "";
+}
+
+std::vector<size_t> SubgraphArgs(const Node& node) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const json& a = node.inputs[i].arg;
+    if (a.is_object() && a.contains("as_graph")) out.push_back(i);
+  }
+  return out;
+}
+
+Graph ParseSubgraph(const Node& node, size_t index, const std::string& what) {
+  if (index >= node.inputs.size() || !node.inputs[index].arg.is_object() || !node.inputs[index].arg.contains("as_graph")) {
+    throw HarnessError(what + ": input " + std::to_string(index) + " of node '" + node.name + "' holds no subgraph");
+  }
+  const json& body = node.inputs[index].arg.at("as_graph");
+  Graph g;
+  std::string where = "its subgraph";
+  try {
+    g.name = body.value("name", "");
+    where = "subgraph '" + g.name + "'";
+    const json& graph = body.at("graph");
+    for (const auto& a : graph.at("inputs")) g.inputs.push_back(a);
+    for (const auto& a : graph.at("outputs")) g.outputs.push_back(a);
+    const json tensor_values = graph.value("tensor_values", json::object());
+    for (const auto& [name, meta] : tensor_values.items()) g.tensor_values.emplace(name, ParseTensorMeta(name, meta, what));
+    const json& nodes = graph.at("nodes");
+    for (size_t i = 0; i < nodes.size(); ++i) g.nodes.push_back(ParseNode(nodes[i], i, what));
+    g.raw = graph;
+    for (const char* key : {"inputs", "outputs", "nodes"}) g.raw.erase(key);
+  } catch (const json::exception& e) {
+    throw HarnessError(what + ": malformed " + where + " of node '" + node.name + "': " + e.what());
+  }
+  return g;
+}
+
+void SetSubgraph(Node* node, size_t index, const Graph& g) {
+  json graph = g.raw.is_object() ? g.raw : json::object();
+  graph["inputs"] = g.inputs;
+  graph["outputs"] = g.outputs;
+  json nodes = json::array();
+  for (const auto& n : g.nodes) nodes.push_back(NodeToJson(n));
+  graph["nodes"] = std::move(nodes);
+  // The serialized metadata (raw's, as written) of the values the graph still has.
+  json tv = json::object();
+  const json written = graph.value("tensor_values", json::object());
+  for (const auto& [name, meta] : g.tensor_values) {
+    if (written.contains(name)) tv[name] = written.at(name);
+  }
+  graph["tensor_values"] = std::move(tv);
+  node->inputs[index].arg = json{{"as_graph", {{"name", g.name}, {"graph", std::move(graph)}}}};
+}
+
+void ForEachNode(const std::vector<Node>& nodes, const std::function<void(const Node&, const std::string&)>& fn,
+                 const std::string& scope) {
+  for (const auto& node : nodes) {
+    fn(node, scope);
+    for (size_t i : SubgraphArgs(node)) {
+      const Graph g = ParseSubgraph(node, i, "the program");
+      ForEachNode(g.nodes, fn, (scope.empty() ? node.name : scope + "/" + node.name) + "/" + g.name);
+    }
+  }
+}
+
+size_t CountNodes(const std::vector<Node>& nodes) {
+  size_t n = 0;
+  ForEachNode(nodes, [&](const Node&, const std::string&) { ++n; });
+  return n;
+}
+
+std::string NodePath(const Node& node, const std::string& scope) {
+  auto it = node.metadata.find(kPathKey);
+  if (it != node.metadata.end() && !it->second.empty()) return it->second;
+  return scope.empty() ? node.name : scope + "/" + node.name;
+}
+
+const json* SymIntValues(const json& graph_json) {
+  auto it = graph_json.find("sym_int_values");
+  return it != graph_json.end() && it->is_object() ? &*it : nullptr;
+}
 
 Program Program::Parse(const std::string& json_text, const std::string& what) {
   Program p;
@@ -324,17 +424,7 @@ std::string Program::ToJson() const {
   graph["inputs"] = graph_inputs;
   graph["outputs"] = graph_outputs;
   json nodes_json = json::array();
-  for (const auto& n : nodes) {
-    json j = n.raw.is_object() ? n.raw : json::object();
-    j["target"] = n.target;
-    j["inputs"] = json::array();
-    for (const auto& a : n.inputs) {
-      j["inputs"].push_back(json{{"name", a.name}, {"arg", a.arg}, {"kind", a.kind}});
-    }
-    j["outputs"] = n.outputs;
-    j["metadata"] = n.metadata;
-    nodes_json.push_back(std::move(j));
-  }
+  for (const auto& n : nodes) nodes_json.push_back(NodeToJson(n));
   graph["nodes"] = std::move(nodes_json);
   json& sig = gm["signature"];
   sig["input_specs"] = json::array();

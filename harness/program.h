@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -70,6 +71,56 @@ struct OutputSpecEntry {
   nlohmann::json raw = nlohmann::json::object();  // the whole OutputSpec union
 };
 
+// Graph: a higher-order op's subgraph (an as_graph argument: a cond's branch, a loop's
+// body, an autocast region): its own name scope, with its inputs and outputs (Argument
+// unions), its nodes and its tensor metadata. `name` is its attribute name
+// ("true_graph_0"); `raw` keeps the other fields as written (sym_*_values, ...), and the
+// serialized tensor_values: an edit that makes a value adds its metadata there too.
+struct Graph {
+  std::string name;
+  std::vector<nlohmann::json> inputs, outputs;
+  std::vector<Node> nodes;
+  std::map<std::string, TensorMeta> tensor_values;
+  nlohmann::json raw = nlohmann::json::object();
+};
+
+// HigherOrderName: a higher-order op node's op ("cond", "while_loop", "map_impl", "scan",
+// "wrap_with_autocast", "wrap_with_set_grad_enabled", ...); "" for any other node.
+std::string HigherOrderName(const Node& node);
+
+// SubgraphArgs: the indices of the node's inputs that hold a subgraph, in order.
+std::vector<size_t> SubgraphArgs(const Node& node);
+
+// ParseSubgraph: the subgraph held by node.inputs[index]. Throws HarnessError naming
+// `what` when that input holds none, or a malformed one.
+Graph ParseSubgraph(const Node& node, size_t index, const std::string& what);
+
+// SetSubgraph: node.inputs[index] holds `graph` from now on: its inputs, outputs and nodes,
+// raw's other fields, and raw's tensor_values of the values in graph.tensor_values.
+void SetSubgraph(Node* node, size_t index, const Graph& graph);
+
+// CountNodes: the nodes, with those inside subgraphs (at any depth) counted too.
+size_t CountNodes(const std::vector<Node>& nodes);
+
+// ForEachNode: `fn` on every node, those inside subgraphs too (depth first, each node
+// before its subgraphs' nodes), with the address of the graph it is in ("" for the
+// program's own graph, "cond/true_graph_0" inside a branch).
+void ForEachNode(const std::vector<Node>& nodes, const std::function<void(const Node&, const std::string& scope)>& fn,
+                 const std::string& scope = "");
+
+// kPathKey: the node metadata that holds a node's address in the original program, for a
+// node the reducer lifted out of a subgraph ("cond/true_graph_0/relu"). Torch's loader
+// ignores metadata it does not know, so the address travels with the node through edits.
+inline constexpr char kPathKey[] = "aoti_path";
+
+// NodePath: a node's address as reports say it: its kPathKey metadata, else `scope` +
+// its name ("" scope: the top-level graph).
+std::string NodePath(const Node& node, const std::string& scope = "");
+
+// SymIntValues: a serialized graph's sym_int_values (value name -> SymInt), the program's
+// graph or a subgraph's; nullptr when it has none.
+const nlohmann::json* SymIntValues(const nlohmann::json& graph_json);
+
 // SymRange: the range_constraints entry of a symbol (e.g. "s0": [2, 1024]).
 struct SymRange {
   int64_t min = 0;
@@ -95,6 +146,10 @@ class Program {
   std::vector<InputSpecEntry> input_specs;
   std::vector<OutputSpecEntry> output_specs;
   nlohmann::json document;
+  // observed_symbols: the unbacked symbols (u0) as a recorded eager run bound them. Not
+  // written by ToJson: the graph editor specialises a symbol to its observed value when an
+  // edit cuts away the node that binds it (reducer/graph_edit.h).
+  std::map<std::string, int64_t> observed_symbols;
 
   // Signature is the calling convention view used by preflight and tests.
   ProgramSignature Signature() const;
@@ -107,6 +162,14 @@ void ArgumentValueNames(const nlohmann::json& arg, std::vector<std::string>* nam
 // NodeInputNames / NodeOutputNames: the values a node reads / defines.
 std::vector<std::string> NodeInputNames(const Node& node);
 std::vector<std::string> NodeOutputNames(const Node& node);
+
+// ParseNode: one serialized node (its index names it when it has no name of its own).
+Node ParseNode(const nlohmann::json& n, size_t index, const std::string& what);
+// NodeToJson: a node serialized again, with the fields this code does not model as they were.
+nlohmann::json NodeToJson(const Node& node);
+
+// TensorMetaFromJson: a serialized TensorMeta (a tensor_values entry) of value `name`.
+TensorMeta TensorMetaFromJson(const std::string& name, const nlohmann::json& meta, const std::string& what);
 
 // DimFromJson reads a SymInt ({"as_int": 3} or {"as_expr": {"expr_str": "s0"}}).
 DimSpec DimFromJson(const nlohmann::json& j);

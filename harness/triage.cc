@@ -451,6 +451,21 @@ std::optional<Diagnosis> HarnessDisagreement(const TriageEvidence& e) {
   return d;
 }
 
+std::optional<Diagnosis> NotSupported(const TriageEvidence& e) {
+  if (e.failure_class != "not supported") return std::nullopt;
+  Diagnosis d;
+  static const std::regex construct(R"((node '[^']*' \([^)]*\)|program input '[^']*')[^\n]*?(does not run yet|not supported yet))");
+  std::smatch m;
+  if (std::regex_search(e.message, m, construct)) d.evidence.push_back(m.str(0));
+  d.evidence.push_back("neither eager nor float64 could run, so the compiled model was not judged, and nothing is "
+                       "reduced: this says nothing about AOTI");
+  d.next_steps = {"The construct is listed in aoti_harness's docs/not_done.md; tell the harness's maintainers which "
+                  "model needs it.",
+                  "Meanwhile, check the parts of the model the harness runs: package a submodule without the construct "
+                  "(aoti_package(model = ...)) and test that."};
+  return d;
+}
+
 std::string DescribeInput(const at::Tensor& t) {
   if (!t.defined()) return "undefined";
   return DescribeTensor(t) + " on " + t.device().str();
@@ -496,6 +511,9 @@ const std::vector<DiagnosisRule>& DiagnosisTable() {
        Nondeterministic},
       {"unreliable_reference", "Eager is too far from float64 for float64 to judge",
        "failure class unreliable reference: eager's relative RMSE against float64 above 10%", UnreliableReference},
+      {"not_supported", "The program uses a construct the harness does not run yet",
+       "failure class not supported: a higher-order op, a Python callable or an input kind the interpreter does not run",
+       NotSupported},
       {"harness_disagreement", "The harness' eager interpreter disagrees with Python eager",
        "failure class harness disagreement: the recorded Python eager outputs differ from the interpreter's",
        HarnessDisagreement},

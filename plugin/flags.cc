@@ -125,7 +125,7 @@ bool ReducesOnFailure(const std::string& failure_class) {
   // Not the compiler's failures, or ones no rule can judge: nothing to reduce.
   if (failure_class == "preflight" || failure_class == "harness error" || failure_class == "export error" ||
       failure_class == "nondeterministic" || failure_class == "unreliable reference" ||
-      failure_class == "harness disagreement") {
+      failure_class == "harness disagreement" || failure_class == "not supported") {
     return false;
   }
   switch (FLAGS_aoti_repro_level) {

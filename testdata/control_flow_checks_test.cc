@@ -1,0 +1,96 @@
+// The check on programs that are not one straight line (the control-flow programs of the
+// corpus, AOTI-compiled): state written in forward starts from the package's own every run,
+// inputs that break a data-dependent size's range are the inputs' failure, and a construct
+// the harness does not run is a verdict of its own, never a missing library.
+#include <filesystem>
+
+#include <ATen/ops/scalar_tensor.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/archive_rewrite.h"
+#include "harness/check.h"
+#include "harness/pt2_archive.h"
+#include "harness/temp_dir.h"
+#include "plugin/check_flags.h"
+
+namespace aoti {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Corpus(const std::string& name) { return "testdata/corpus/" + name + "_aoti.pt2"; }
+
+// A KV cache and a step counter written in forward: AOTI keeps them inside the loaded model,
+// where they persist from call to call. Each of the votes' compiled runs loads the package
+// afresh, so each starts from the package's own state and returns step 1, as eager does.
+TEST(State, EveryCompiledRunStartsFromThePackagesOwnState) {
+  for (const bool isolate : {true, false}) {
+    SCOPED_TRACE(isolate ? "isolated runs" : "in-process runs");
+    CheckOptions options = CheckOptionsFromFlags();
+    options.runner.isolate = isolate;
+    options.votes = 3;
+    options.keep_values = true;
+    const CheckReport r = CheckAotiMatchesEager(Corpus("kv_cache"), nullptr, options);
+    EXPECT_TRUE(r.pass) << r.message;
+    EXPECT_EQ(r.runs, 3);
+    ASSERT_EQ(r.outcome.outputs.size(), 2u);
+    EXPECT_EQ(r.outcome.outputs[1].item<int64_t>(), 1) << "the compiled run did not start at the package's step";
+    ASSERT_EQ(r.eager_outputs.size(), 2u);
+    EXPECT_EQ(r.eager_outputs[1].item<int64_t>(), 1) << "eager did not start at the package's step";
+  }
+}
+
+// The same inputs checked twice in one process: the second check starts where the first did.
+TEST(State, ASecondCheckInTheSameProcessStartsAfresh) {
+  const CheckOptions options = CheckOptionsFromFlags();
+  for (int i = 0; i < 2; ++i) {
+    const CheckReport r = CheckAotiMatchesEager(Corpus("kv_cache"), nullptr, options);
+    EXPECT_TRUE(r.pass) << "check " << i + 1 << ": " << r.message;
+  }
+}
+
+// data_dependent.py checks item() into [1, 8] (torch._check): k = 9 breaks the program's own
+// assumption. AOTI's run fails on it, and so does eager: the inputs' failure, not AOTI's.
+TEST(DataDependent, InputsOutsideADataDependentRangeAreAPreflightFailure) {
+  auto archive = Pt2Archive::Open(Corpus("data_dependent"));
+  std::vector<at::Tensor> inputs = archive->SampleInputs();
+  ASSERT_EQ(inputs.size(), 2u);
+  inputs[1] = at::scalar_tensor(9, at::kLong);
+  const CheckReport r = CheckAotiMatchesEager(Corpus("data_dependent"), &inputs, CheckOptionsFromFlags());
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.failure_class, "preflight") << r.message;
+  EXPECT_THAT(r.message, AllOf(HasSubstr("break the program's own assumptions"), HasSubstr("u2 <= 8")));
+}
+
+TEST(DataDependent, SampleInputsPass) { EXPECT_TRUE(CheckAotiMatchesEager(Corpus("data_dependent"), nullptr, CheckOptionsFromFlags()).pass); }
+
+// A higher-order op the harness does not run (here: the while_loop renamed invoke_subgraph,
+// which AOTI's C++ wrapper does not compile either): "not supported", naming the node and
+// the construct; not a harness error, and no word of a library to give.
+TEST(NotSupported, AnUnknownHigherOrderOpIsAVerdictOfItsOwn) {
+  TempDir dir("not_supported");
+  const std::string edited = dir.path() + "/edited.pt2";
+  auto archive = Pt2Archive::Open(Corpus("while_loop_layer"));
+  RewriteArchive(*archive, edited, [](const std::string& name, std::string* data) {
+    if (name == "models/model.json") {
+      nlohmann::json doc = nlohmann::json::parse(*data);
+      for (auto& n : doc["graph_module"]["graph"]["nodes"]) {
+        if (n["target"] == "torch.ops.higher_order.while_loop") n["target"] = "torch.ops.higher_order.invoke_subgraph";
+      }
+      *data = doc.dump();
+    }
+    return true;
+  });
+  const CheckReport r = CheckAotiMatchesEager(edited, nullptr, CheckOptionsFromFlags());
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.failure_class, "not supported") << r.message;
+  EXPECT_THAT(r.message, AllOf(HasSubstr("invoke_subgraph"), HasSubstr("node 'while_loop'"),
+                               HasSubstr("does not run yet"), Not(HasSubstr("shared library"))));
+}
+
+}  // namespace
+}  // namespace aoti
