@@ -112,7 +112,7 @@ std::string Summary(const FailingCase& c, const ReduceResult& r, const std::stri
          (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") +
          (r.remote_cache_hits ? ", " + std::to_string(r.remote_cache_hits) + " of them from the remote cache" : "") +
          ")" +
-         (r.culprit.empty() ? "" : ", culprit " + r.culprit) +
+         (r.culprit.empty() ? "" : ", culprit " + r.culprit_path) +
          (r.budget_exhausted ? ", the best within the time budget" : "") + "; repro: " + ForUser(out) +
          " (python repro.py; bazel test :repro_test; open report.html)" + stage;
 }

@@ -46,6 +46,7 @@ std::string ArgText(const json& arg) {
   const json& v = arg.begin().value();
   if (key == "as_tensor") return "%" + v.at("name").get<std::string>();
   if (key == "as_none") return "None";
+  if (key == "as_graph") return "<" + v.value("name", "subgraph") + ">";
   std::vector<std::string> names;
   ArgumentValueNames(arg, &names);
   if (!names.empty()) {
@@ -74,7 +75,8 @@ std::string Starlark(const std::string& text) { return StringLiteral(text, Sourc
 // directory): the same rule, tolerances, judged outputs, runner environment and timeout.
 // repro.py's fixed parts: its imports, and the loader, the child run and the test's rule
 // (the names above them are written per repro by ReproPy).
-constexpr const char kReproPyImports[] = R"PY(import json
+constexpr const char kReproPyImports[] = R"PY(import copy
+import json
 import os
 import subprocess
 import sys
@@ -244,12 +246,16 @@ def run_once(ep, args, kwargs, package, inputs_path, outputs_path):
     compiled = torch.load(outputs_path)
     if DEVICE == "cuda":
         torch.cuda.synchronize()
+    # Eager and float64 each from the program's own state, as the compiled child starts from
+    # it: a program that writes its buffers in forward (a step counter, a cache) would
+    # otherwise see the other run's writes (ep.module() shares the program's buffers).
     with torch.no_grad():
-        eager = ep.module()(*args, **kwargs)
+        eager = copy.deepcopy(ep).module()(*args, **kwargs)
         fp64 = None
         if ACCURACY["mode"] == FP64:
             to64 = lambda t: t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
-            fp64 = ep.module().to(torch.float64)(*pytree.tree_map(to64, args), **pytree.tree_map(to64, kwargs))
+            fp64 = copy.deepcopy(ep).module().to(torch.float64)(*pytree.tree_map(to64, args),
+                                                                **pytree.tree_map(to64, kwargs))
     eager, compiled = pytree.tree_leaves(eager), pytree.tree_leaves(compiled)
     fp64 = pytree.tree_leaves(fp64) if fp64 is not None else [None] * len(eager)
     if len(eager) != len(compiled):
@@ -300,6 +306,38 @@ std::string ReproPy(const ReduceResult& r, const std::string& options_json, cons
 
 }  // namespace
 
+namespace {
+
+// FormatNodes: one line per node; a higher-order op's subgraphs after it, indented, with
+// their inputs and what they return.
+void FormatNodes(std::ostream& os, const std::vector<Node>& nodes, const std::string& indent) {
+  for (const auto& n : nodes) {
+    const auto outs = NodeOutputNames(n);
+    std::string lhs;
+    for (size_t i = 0; i < outs.size(); ++i) lhs += (i ? ", %" : "%") + outs[i];
+    os << indent << (lhs.empty() ? "" : lhs + " = ") << ShortTarget(n.target) << "(";
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      os << (i ? ", " : "") << (n.inputs[i].kind == 2 ? n.inputs[i].name + "=" : "") << ArgText(n.inputs[i].arg);
+    }
+    os << ")";
+    const auto path = n.metadata.find(kPathKey);
+    if (path != n.metadata.end()) os << "  # from " << path->second;
+    os << "\n";
+    for (size_t i : SubgraphArgs(n)) {
+      const Graph g = ParseSubgraph(n, i, "node '" + n.name + "'");
+      os << indent << "  " << g.name << "(";
+      for (size_t k = 0; k < g.inputs.size(); ++k) os << (k ? ", " : "") << ArgText(g.inputs[k]);
+      os << "):\n";
+      FormatNodes(os, g.nodes, indent + "    ");
+      os << indent << "    return (";
+      for (size_t k = 0; k < g.outputs.size(); ++k) os << (k ? ", " : "") << ArgText(g.outputs[k]);
+      os << ")\n";
+    }
+  }
+}
+
+}  // namespace
+
 std::string FormatGraph(const Program& program) {
   std::ostringstream os;
   for (const auto& s : program.input_specs) {
@@ -316,16 +354,7 @@ std::string FormatGraph(const Program& program) {
     }
     os << "\n";
   }
-  for (const auto& n : program.nodes) {
-    const auto outs = NodeOutputNames(n);
-    std::string lhs;
-    for (size_t i = 0; i < outs.size(); ++i) lhs += (i ? ", %" : "%") + outs[i];
-    os << (lhs.empty() ? "" : lhs + " = ") << ShortTarget(n.target) << "(";
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      os << (i ? ", " : "") << (n.inputs[i].kind == 2 ? n.inputs[i].name + "=" : "") << ArgText(n.inputs[i].arg);
-    }
-    os << ")\n";
-  }
+  FormatNodes(os, program.nodes, "");
   os << "return (";
   bool first = true;
   for (const auto& s : program.output_specs) {
@@ -473,7 +502,7 @@ std::string ReportMarkdown(const ReduceResult& r, const ReduceSpec& spec, const 
   std::ostringstream md;
   md << "# AOTI repro: " << r.failure_class << "\n\n"
      << "Reduced `" << ShownPackage(r, spec) << "` from **" << r.nodes_before << "** to **" << r.nodes_after << "** nodes"
-     << (r.culprit.empty() ? std::string(".") : "; the culprit is `" + r.culprit + "`.") << " A page of it: `report.html`.\n\n"
+     << (r.culprit.empty() ? std::string(".") : "; the culprit is `" + r.culprit_path + "`.") << " A page of it: `report.html`.\n\n"
      << ShippedNote(original, r.inductor_configs_json)
      << "## Failure\n\n```\n" << WithReproPath(r.message, r.final_archive) << "\n```\n\n"
      << "## Environment\n\n```\n" << env << "```\n\n"
@@ -515,7 +544,7 @@ std::string DiagnosisOfRepro(const ReduceResult& r) {
   evidence.culprit = r.culprit;
   evidence.reduced_nodes = r.nodes_after;
   for (const auto& n : r.minimal.nodes) {
-    if (n.name == r.culprit) evidence.culprit_op = ShortTarget(n.target);
+    if (n.name == r.culprit) evidence.culprit_op = OperatorOf(n);
   }
   for (const auto& p : r.error_profiles) {
     if (p.where != "the repro") continue;
@@ -534,7 +563,7 @@ std::string DiagnosisOfRepro(const ReduceResult& r) {
 // SummaryJson: summary.json, the same figures for machines (CI, scripts).
 json SummaryJson(const ReduceResult& r, const ReduceSpec& spec, const std::vector<std::string>& not_written) {
   json ops = json::array();
-  for (const auto& n : r.minimal.nodes) ops.push_back(ShortTarget(n.target));
+  for (const auto& op : OperatorNames(r.minimal)) ops.push_back(op);
   return {{"reduced", true},
           {"failure_class", r.failure_class},
           {"model", r.model},
@@ -544,6 +573,7 @@ json SummaryJson(const ReduceResult& r, const ReduceSpec& spec, const std::vecto
           {"nodes_after", r.nodes_after},
           {"ops", ops},
           {"culprit", r.culprit},
+          {"culprit_path", r.culprit_path},
           {"compiles", r.compiles},
           {"cache_hits", r.cache_hits},
           {"disk_cache_hits", r.disk_cache_hits},

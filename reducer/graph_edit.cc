@@ -5,6 +5,7 @@
 
 #include "harness/errors.h"
 #include "harness/interpreter.h"
+#include "harness/sym_expr.h"
 
 namespace aoti {
 namespace {
@@ -74,8 +75,10 @@ void RewriteCallSignature(Program* p, size_t user_inputs, size_t user_outputs,
   graph["module_call_graph"] = json::array({root});
 }
 
+}  // namespace
+
 // Rebuild graph inputs / outputs from the specs, and keep only the metadata still used.
-void Finish(Program* p) {
+void FinishEdit(Program* p) {
   // Constant inputs are not graph inputs in the serialized program.
   p->graph_inputs.clear();
   for (const auto& s : p->input_specs) {
@@ -106,8 +109,6 @@ void Finish(Program* p) {
     else it = tv.erase(it);
   }
 }
-
-}  // namespace
 
 std::vector<std::string> UserInputNames(const Program& program) {
   std::vector<std::string> names;
@@ -165,8 +166,20 @@ std::string ShortTarget(const std::string& target) {
 
 std::vector<std::string> OperatorNames(const Program& program) {
   std::vector<std::string> names;
-  for (const auto& n : program.nodes) names.push_back(ShortTarget(n.target));
+  ForEachNode(program.nodes, [&](const Node& n, const std::string&) { names.push_back(ShortTarget(n.target)); });
   return names;
+}
+
+std::string OperatorOf(const Node& node) {
+  const std::string hop = HigherOrderName(node);
+  if (hop == "wrap_with_autocast" || hop == "wrap_with_set_grad_enabled") {
+    const std::vector<size_t> graphs = SubgraphArgs(node);
+    if (graphs.size() == 1) {
+      const Graph g = ParseSubgraph(node, graphs[0], "node '" + node.name + "'");
+      if (g.nodes.size() == 1) return OperatorOf(g.nodes[0]);
+    }
+  }
+  return ShortTarget(node.target);
 }
 
 namespace {
@@ -207,6 +220,128 @@ std::pair<std::string, int> SizeOf(const Program& program, const std::string& sy
   return {"", -1};
 }
 
+bool IsUnbacked(const std::string& symbol) {
+  return symbol.size() > 1 && symbol[0] == 'u' && symbol.find_first_not_of("0123456789", 1) == std::string::npos;
+}
+
+// UnbackedIn: the unbacked symbols a serialized SymInt (or a list of them) names.
+void UnbackedIn(const json& j, std::set<std::string>* out) {
+  if (j.is_array()) {
+    for (const auto& e : j) UnbackedIn(e, out);
+    return;
+  }
+  if (!j.is_object() || !j.contains("as_expr")) return;
+  for (const auto& s : SymbolsIn(j.at("as_expr").value("expr_str", ""))) {
+    if (IsUnbacked(s)) out->insert(s);
+  }
+}
+
+// UnbackedOf: the unbacked symbols the metadata of value `v` names (its sizes and strides,
+// or, a symbolic int, its own expression).
+std::set<std::string> UnbackedOf(const Program& p, const std::string& v) {
+  std::set<std::string> out;
+  const json& graph = p.document.at("graph_module").at("graph");
+  const auto tv = graph.find("tensor_values");
+  if (tv != graph.end() && tv->contains(v)) {
+    const json& meta = tv->at(v);
+    for (const char* field : {"sizes", "strides"}) {
+      if (meta.contains(field)) UnbackedIn(meta.at(field), &out);
+    }
+  } else if (const json* ints = SymIntValues(graph); ints && ints->contains(v)) {
+    UnbackedIn(ints->at(v), &out);
+  }
+  return out;
+}
+
+// DataDependent: the program has data-dependent sizes (export records a range for each).
+bool DataDependent(const Program& p) {
+  for (const auto& [symbol, range] : p.range_constraints) {
+    if (IsUnbacked(symbol)) return true;
+  }
+  return false;
+}
+
+// Binders: for each unbacked symbol, the node that binds it: the first whose outputs name it
+// while none of its inputs does (a boolean mask's index, nonzero, item).
+std::map<std::string, size_t> Binders(const Program& p) {
+  std::map<std::string, size_t> binders;
+  if (!DataDependent(p)) return binders;
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    std::set<std::string> in;
+    for (const auto& v : NodeInputNames(p.nodes[i])) {
+      const auto s = UnbackedOf(p, v);
+      in.insert(s.begin(), s.end());
+    }
+    for (const auto& v : NodeOutputNames(p.nodes[i])) {
+      for (const auto& s : UnbackedOf(p, v)) {
+        if (!in.count(s)) binders.emplace(s, i);
+      }
+    }
+  }
+  return binders;
+}
+
+// Specialised: a serialized SymInt with the symbols in `values` put in; EditRefused when its
+// expression names one of them and cannot be evaluated.
+json Specialised(const json& symint, const std::map<std::string, int64_t>& values) {
+  if (!symint.is_object() || !symint.contains("as_expr")) return symint;
+  const std::string expr = symint.at("as_expr").value("expr_str", "");
+  bool names_one = false;
+  for (const auto& s : SymbolsIn(expr)) names_one = names_one || values.count(s);
+  if (!names_one) return symint;
+  const std::optional<int64_t> v = EvaluateSymExpr(expr, values);
+  if (!v) throw EditRefused("cannot specialise the data-dependent size " + expr + " to the values observed");
+  return json{{"as_int", *v}};
+}
+
+// SpecialiseUnbound: each unbacked symbol the edited program names that none of its nodes
+// binds any more becomes the value the recorded run observed: in its values' metadata, its
+// symbolic ints, its range_constraints. A cut through a data-dependent value so becomes an
+// input of the observed size. EditRefused when a symbol has no observed value.
+void SpecialiseUnbound(Program* p, const std::set<std::string>& still_bound) {
+  if (!DataDependent(*p)) return;
+  json& graph = p->document["graph_module"]["graph"];
+  std::set<std::string> named;
+  for (const auto& [name, meta] : p->tensor_values) {
+    const auto s = UnbackedOf(*p, name);
+    named.insert(s.begin(), s.end());
+  }
+  for (const auto& n : p->nodes) {
+    for (const auto& v : NodeInputNames(n)) {
+      const auto s = UnbackedOf(*p, v);
+      named.insert(s.begin(), s.end());
+    }
+  }
+  std::map<std::string, int64_t> values;
+  for (const auto& s : named) {
+    if (still_bound.count(s)) continue;
+    auto it = p->observed_symbols.find(s);
+    if (it == p->observed_symbols.end()) {
+      throw EditRefused("the edit cuts away the node that binds the data-dependent size " + s +
+                        ", and no recorded run observed its value");
+    }
+    values[s] = it->second;
+  }
+  if (values.empty()) return;
+  if (graph.contains("tensor_values")) {
+    for (auto& [name, meta] : graph["tensor_values"].items()) {
+      for (const char* field : {"sizes", "strides"}) {
+        if (!meta.contains(field)) continue;
+        for (auto& d : meta[field]) d = Specialised(d, values);
+      }
+      if (meta.contains("storage_offset")) meta["storage_offset"] = Specialised(meta["storage_offset"], values);
+      if (p->tensor_values.count(name)) p->tensor_values[name] = TensorMetaFromJson(name, meta, "a specialised value");
+    }
+  }
+  if (graph.contains("sym_int_values")) {
+    for (auto& [name, v] : graph["sym_int_values"].items()) v = Specialised(v, values);
+  }
+  for (const auto& [s, v] : values) {
+    p->range_constraints.erase(s);
+    if (p->document.contains("range_constraints")) p->document["range_constraints"].erase(s);
+  }
+}
+
 // A cut symbolic int made again: the node that reads it off a tensor's dimension.
 Node SymSizeNode(const std::string& value, const std::string& tensor, int dim) {
   Node n;
@@ -221,7 +356,8 @@ Node SymSizeNode(const std::string& value, const std::string& tensor, int dim) {
 // again from a tensor input with a dimension of exactly that symbol (aten.sym_size.int), so
 // the dimension stays dynamic with its range; else it is specialised to the value export
 // observed (its hint); else the edit is refused. None becomes an input.
-void RemakeCutSymbols(const Program& program, const std::set<std::string>& existing, KeptValues* kept, Program* p) {
+void RemakeCutSymbols(const Program& program, const std::set<std::string>& existing, const std::set<std::string>& still_bound,
+                      KeptValues* kept, Program* p) {
   std::vector<Node> derived;
   std::map<std::string, int64_t> specialised;
   std::vector<std::string> extra_reads;
@@ -239,6 +375,21 @@ void RemakeCutSymbols(const Program& program, const std::set<std::string>& exist
     if (sym.contains("as_int") && sym.at("as_int").is_number_integer()) {
       specialised[v] = sym.at("as_int").get<int64_t>();
       continue;
+    }
+    // A data-dependent size whose binding node is cut away: the value the run observed.
+    if (sym.contains("as_expr")) {
+      const std::string expr = sym.at("as_expr").value("expr_str", "");
+      bool unbound = false;
+      for (const auto& s : SymbolsIn(expr)) unbound = unbound || (IsUnbacked(s) && !still_bound.count(s));
+      if (unbound) {
+        const std::optional<int64_t> observed = EvaluateSymExpr(expr, program.observed_symbols);
+        if (!observed) {
+          throw EditRefused("cutting at '" + v + "' leaves the data-dependent size " + expr +
+                            " unbound, and no recorded run observed its value");
+        }
+        specialised[v] = *observed;
+        continue;
+      }
     }
     const json expr = sym.value("as_expr", json::object());
     // Sizes name a plain symbol as DimFromJson does ("s77"). Only a plain symbol can be
@@ -362,10 +513,16 @@ Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputM
   KeptValues kept = CopyKeptNodes(program, keep, &p);
   std::set<std::string> existing;
   for (const auto& s : program.input_specs) existing.insert(s.value_name);
-  RemakeCutSymbols(program, existing, &kept, &p);
+  // The data-dependent sizes a kept node still binds stay symbolic; the others are specialised.
+  std::set<std::string> still_bound;
+  for (const auto& [symbol, node] : Binders(program)) {
+    if (keep[node]) still_bound.insert(symbol);
+  }
+  RemakeCutSymbols(program, existing, still_bound, &kept, &p);
   const std::set<std::string> out_names = SetOutputs(program, keep, mode, kept.made, &p);
   SetInputs(program, kept, existing, out_names, &p);
-  Finish(&p);
+  FinishEdit(&p);
+  SpecialiseUnbound(&p, still_bound);
   return mode == OutputMode::kFrontier ? RemoveUnusedInputs(p) : RemoveUnusedInputs(EliminateDeadCode(p));
 }
 
@@ -375,7 +532,7 @@ Program DropOutputs(const Program& program, const std::set<std::string>& outputs
   for (const auto& s : program.output_specs) {
     if (!(s.kind == OutputKind::kUserOutput && outputs.count(s.value_name))) p.output_specs.push_back(s);
   }
-  Finish(&p);
+  FinishEdit(&p);
   return RemoveUnusedInputs(EliminateDeadCode(p));
 }
 
@@ -425,7 +582,7 @@ Program EliminateDeadCode(const Program& program) {
   std::vector<Node> nodes;
   for (size_t i = 0; i < p.nodes.size(); ++i) if (keep[i]) nodes.push_back(p.nodes[i]);
   p.nodes = std::move(nodes);
-  Finish(&p);
+  FinishEdit(&p);
   return p;
 }
 
@@ -439,7 +596,7 @@ Program RemoveUnusedInputs(const Program& program) {
     if (used.count(s.value_name) || s.kind == InputKind::kToken) specs.push_back(s);
   }
   p.input_specs = std::move(specs);
-  Finish(&p);
+  FinishEdit(&p);
   return p;
 }
 

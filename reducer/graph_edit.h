@@ -37,8 +37,12 @@ class EditRefused : public HarnessError {
 // KeepNodes: keep[i] says whether node i stays. A symbolic int the kept nodes read but
 // no longer get is made again (aten.sym_size.int) from an input tensor that has a
 // dimension of exactly that symbol, so the dimension stays dynamic within its range;
-// without one it is specialised to the value export observed. Throws EditRefused when
-// neither is possible (a symbolic float or bool, or an int with no recorded value).
+// without one it is specialised to the value export observed. A data-dependent size (an
+// unbacked symbol, u0) stays symbolic where a kept node binds it (the mask, nonzero or item
+// is kept); where the edit cuts its binding node away, it is specialised everywhere to the
+// value the recorded run observed (Program::observed_symbols), so the cut edge becomes an
+// input of the observed size. Throws EditRefused when none of this is possible (a symbolic
+// float or bool, or a size with no recorded value).
 Program KeepNodes(const Program& program, const std::vector<bool>& keep, OutputMode mode);
 
 Program DropOutputs(const Program& program, const std::set<std::string>& outputs);
@@ -54,6 +58,11 @@ Program RemoveUnusedInputs(const Program& program);
 // ExposeIntermediates: the program with every floating value a node produces also
 // returned as a user output (after the existing outputs), dead code removed.
 Program ExposeIntermediates(const Program& program);
+
+// FinishEdit: after an edit of nodes and specs, the graph's inputs and outputs rebuilt from
+// the specs, the root call signature rewritten to match, and the metadata of values no node
+// or spec names any more dropped. Every edit here ends with it.
+void FinishEdit(Program* p);
 
 // UserOutputsByName: a compiled model's outputs (the user outputs only, in order) by
 // value name. Buffer mutations and other non-user outputs may come first in the output
@@ -72,7 +81,12 @@ std::vector<std::string> UserInputNames(const Program& program);
 // ShortTarget: "torch.ops.aten.relu.default" -> "aten.relu.default" (others unchanged).
 std::string ShortTarget(const std::string& target);
 
-// OperatorNames: the node targets, short ("aten.relu.default"), in order.
+// OperatorNames: the node targets, short ("aten.relu.default"), in order, those inside
+// subgraphs after their higher-order op's.
 std::vector<std::string> OperatorNames(const Program& program);
+
+// OperatorOf: the operator a node calls, short: its target's; for an autocast or grad-mode
+// region of one op (as LiftControlFlow makes them), that op's.
+std::string OperatorOf(const Node& node);
 
 }  // namespace aoti

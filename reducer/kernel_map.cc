@@ -147,11 +147,11 @@ std::vector<size_t> KernelNodes(const Program& program, const KernelProvenance& 
 std::vector<size_t> UnprintedCallNodes(const Program& program) {
   std::vector<size_t> nodes;
   for (size_t i = 0; i < program.nodes.size(); ++i) {
-    const std::string target = ShortTarget(program.nodes[i].target);
+    const std::string target = OperatorOf(program.nodes[i]);
     const std::string ns = target.substr(0, target.find('.'));
-    // Python operators (sym_size, getitem, ...) and ATen have no unprinted call.
+    // Python operators (sym_size, getitem, ...), ATen and control flow have no unprinted call.
     if (ns == "aten" || ns == "prims" || ns == "_operator" || ns == "builtins" || ns == "operator" ||
-        target.find('.') == std::string::npos) {
+        ns == "higher_order" || target.find('.') == std::string::npos) {
       continue;
     }
     nodes.push_back(i);
@@ -189,7 +189,7 @@ std::vector<size_t> NodesForKernel(const Program& program, const std::string& ke
   const std::string ops = KernelOperators(kernel);
   if (ops.empty()) return nodes;
   for (size_t i = 0; i < program.nodes.size(); ++i) {
-    if (NamesOperator(ops, OperatorName(ShortTarget(program.nodes[i].target)))) nodes.push_back(i);
+    if (NamesOperator(ops, OperatorName(OperatorOf(program.nodes[i])))) nodes.push_back(i);
   }
   return nodes;
 }

@@ -18,6 +18,7 @@
 #include "harness/pt2_archive.h"
 #include "reducer/error_profile.h"
 #include "reducer/graph_edit.h"
+#include "reducer/lift_control_flow.h"
 #include "reducer/oracle.h"
 #include "reducer/strategies/strategy.h"
 
@@ -114,27 +115,29 @@ void RequireCompilerFailure(const std::string& failure_class) {
                        "there is nothing to reduce (fix what the message names)");
   }
   if (failure_class == "nondeterministic" || failure_class == "unreliable reference" ||
-      failure_class == "harness disagreement") {
+      failure_class == "harness disagreement" || failure_class == "not supported") {
     throw HarnessError("a " + failure_class + " verdict says no rule could judge the original, so there is no "
                        "failure of the compiler to reduce (the check's message says what to do)");
   }
 }
 
-// RecordEagerValues: every value of the original program, from one eager run.
-void RecordEagerValues(const ReduceSpec& spec, const Pt2Archive& archive, const std::string& model,
-                       const Program& original, const std::vector<at::Tensor>& inputs, ValueStore* values) {
-  Interpreter eager(original, LoadProgramState(archive, model));
-  const auto names = UserInputNames(original);
-  if (names.size() != inputs.size()) {
-    throw HarnessError(spec.package + ": the program takes " + std::to_string(names.size()) + " inputs, " +
-                       std::to_string(inputs.size()) + " were given");
-  }
-  for (size_t i = 0; i < names.size(); ++i) values->Put(names[i], inputs[i]);
+// RecordEagerValues: every value of `program`, from one eager run on the values the store
+// holds for its user inputs: by their addresses ("cond/true_graph_0/relu" inside a
+// subgraph; a loop body's, its first iteration's). Values already stored stay. The
+// program's observed_symbols become the data-dependent sizes the run bound; returns what
+// each higher-order op did.
+std::map<std::string, ControlFlowTaken> RecordEagerValues(const Pt2Archive& archive, const std::string& model,
+                                                          Program* program, ValueStore* values) {
+  Interpreter eager(*program, LoadProgramState(archive, model));
+  std::vector<at::Tensor> inputs;
+  for (const auto& name : UserInputNames(*program)) inputs.push_back(values->Get(name));
   RunOptions keep;
   keep.observer = [&](const Node&, const std::string& name, const c10::IValue& v) {
-    if (v.isTensor()) values->Put(name, v.toTensor());
+    if (v.isTensor() && !values->Has(name)) values->Put(name, v.toTensor());
   };
-  eager.Run(inputs, keep);
+  RunResult run = eager.Run(inputs, keep);
+  program->observed_symbols = run.symbols;
+  return run.control_flow;
 }
 
 // StartPool: `jobs - 1` more servers like the given one, started now (Warm) beside the
@@ -208,6 +211,58 @@ std::vector<const StrategyInfo*> StrategyOrder(const std::vector<std::string>& n
   return order;
 }
 
+// LiftForReduction: the start program with its control flow lifted (LiftControlFlow: the
+// branches taken, the loops' first iterations), its values recorded; nullopt when it has
+// no control flow, when nothing could be lifted, or when the sanity check is skipped (the
+// lifted form is kept only once a compile shows it fails the same way).
+std::optional<Program> LiftForReduction(Reduction& x, const Program& start, const std::map<std::string, ControlFlowTaken>& taken,
+                                        ValueStore* values) {
+  if (!HasControlFlow(start) || (x.options.skip_sanity && !x.spec.failure_class.empty())) return std::nullopt;
+  LiftedProgram lifted = LiftControlFlow(start, taken);
+  for (const auto& k : lifted.kept) x.progress("lift_control_flow: kept as it is: " + k);
+  if (lifted.lifted.empty()) return std::nullopt;
+  for (const auto& l : lifted.lifted) x.progress("lift_control_flow: lifted " + l);
+  Program program = RemoveUnusedInputs(EliminateDeadCode(lifted.program));
+  try {
+    RecordEagerValues(x.archive, x.result.model, &program, values);
+  } catch (const HarnessError& e) {
+    x.progress(std::string("lift_control_flow: the lifted program does not run in the interpreter (") + e.what() +
+               "); reducing with the control flow kept");
+    return std::nullopt;
+  }
+  return program;
+}
+
+// SanityCheckLifted: the sanity check made on the lifted program (its diagnostic compile
+// where a strategy diagnoses this failure). True when it fails the same way: the reduction
+// goes on from it. Else the original's control flow stays, and the plain sanity check runs.
+bool SanityCheckLifted(Reduction& x, ReductionState& state, const std::vector<const StrategyInfo*>& order,
+                       const Program& start_program, const Program& lifted) {
+  Oracle& oracle = x.oracle;
+  if (oracle.target_class().empty()) return false;  // the failure to keep is not known yet
+  x.progress("sanity: compiling and running the original with its control flow lifted (" +
+             std::to_string(CountNodes(lifted.nodes)) + " nodes lifted; the original has " +
+             std::to_string(CountNodes(start_program.nodes)) + ")");
+  state.SetCurrent(lifted);
+  std::optional<Verdict> diagnosed;
+  for (const auto* s : order) {
+    if (s->diagnose && (diagnosed = s->diagnose(state))) break;
+  }
+  const Verdict v = diagnosed ? *diagnosed : oracle.Test(lifted);
+  state.SetCurrent(start_program);
+  if (!v.fails) {
+    x.progress("  the lifted program does not fail the same way (" +
+               (v.failure_class.empty() ? std::string("it passes") : v.not_failing_reason.substr(0, 200)) +
+               "); the control flow stays, and the original is compiled as it is");
+    return false;
+  }
+  state.Step("sanity", std::to_string(CountNodes(start_program.nodes)) + " nodes",
+             "the original fails as " + oracle.target_class() + " (seen with its control flow lifted)");
+  state.Replace(lifted, "lift_control_flow", "the control flow lifted (the branches taken, the loops' first iterations) "
+                                             "fails the same way");
+  return true;
+}
+
 // SanityCheck: the original fails as the test saw it. Where a strategy diagnoses this
 // failure (or a failure not known yet), its diagnostic compile is the sanity check's; the
 // plain one is made only when the diagnosis does not show the failure.
@@ -215,7 +270,7 @@ void SanityCheck(Reduction& x, ReductionState& state, const std::vector<const St
                  const Program& start_program) {
   if (x.options.skip_sanity && !x.spec.failure_class.empty()) return;
   Oracle& oracle = x.oracle;
-  x.progress("sanity: compiling and running the original (" + std::to_string(start_program.nodes.size()) + " nodes)");
+  x.progress("sanity: compiling and running the original (" + std::to_string(CountNodes(start_program.nodes)) + " nodes)");
   std::optional<Verdict> diagnosed;
   for (const auto* s : order) {
     if (!s->diagnose || !(diagnosed = s->diagnose(state))) continue;
@@ -245,7 +300,7 @@ void SanityCheck(Reduction& x, ReductionState& state, const std::vector<const St
                        "); nothing to reduce. " + v.message.substr(0, 500));
   }
   if (x.result.sanity_checked) {
-    state.Step("sanity", std::to_string(start_program.nodes.size()) + " nodes",
+    state.Step("sanity", std::to_string(CountNodes(start_program.nodes)) + " nodes",
                "the original fails as " + oracle.target_class());
   }
 }
@@ -291,7 +346,7 @@ Verdict FinalCheck(Reduction& x, const ReductionState& state) {
   }
   result.message = final_verdict.fails || x.spec.failure_message.empty() ? final_verdict.message : x.spec.failure_message;
   result.final_archive = final_verdict.archive;
-  result.nodes_after = result.minimal.nodes.size();
+  result.nodes_after = CountNodes(result.minimal.nodes);
   result.dynamic_shapes = DynamicShapeNotes(result.original, result.minimal);
   // The culprit: the node a localizing strategy named, where the minimal program still
   // has it; else the one node left.
@@ -302,6 +357,9 @@ Verdict FinalCheck(Reduction& x, const ReductionState& state) {
     }
   }
   if (result.culprit.empty() && result.minimal.nodes.size() == 1) result.culprit = result.minimal.nodes[0].name;
+  for (const auto& n : result.minimal.nodes) {
+    if (!result.culprit.empty() && n.name == result.culprit) result.culprit_path = NodePath(n);
+  }
   return final_verdict;
 }
 
@@ -423,7 +481,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   result.package_name = archive->DisplayName();
   const std::string& model = result.model;
   result.original = Program::Parse(archive->ProgramJson(model), spec.package);
-  result.nodes_before = result.original.nodes.size();
+  result.nodes_before = CountNodes(result.original.nodes);
   const std::vector<at::Tensor> inputs = spec.inputs.empty() ? archive->SampleInputs() : spec.inputs;
   result.inductor_configs_json = !spec.inductor_configs_json.empty()
                                      ? spec.inductor_configs_json
@@ -435,7 +493,13 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   // the test's op libraries unless linked in).
   EnsureOperators(result.original, spec.check.runner);
   ValueStore values(options.offload_to_disk ? work_dir + "/values" : "");
-  RecordEagerValues(spec, *archive, model, result.original, inputs, &values);
+  const auto input_names = UserInputNames(result.original);
+  if (input_names.size() != inputs.size()) {
+    throw HarnessError(spec.package + ": the program takes " + std::to_string(input_names.size()) + " inputs, " +
+                       std::to_string(inputs.size()) + " were given");
+  }
+  for (size_t i = 0; i < input_names.size(); ++i) values.Put(input_names[i], inputs[i]);
+  const auto taken = RecordEagerValues(*archive, model, &result.original, &values);
   // Candidates are judged as the test judged the original: its rule, its tolerances, and
   // bool and integer outputs (an argmax) compared or ignored as it chose.
   CheckOptions check = spec.check;
@@ -455,11 +519,13 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   SayHowCandidatesAreJudged(x);
   oracle.SkipExportErrors(options.skip_export_errors);
   const Program start_program = RemoveUnusedInputs(EliminateDeadCode(result.original));
+  const std::optional<Program> lifted = LiftForReduction(x, start_program, taken, &values);
   const std::vector<const StrategyInfo*> order = StrategyOrder(options.strategies);
   for (const auto* s : order) result.strategies.push_back(s->name);
   ReductionState state(start_program, &oracle, &options, progress);
-  // 2. Sanity; 3. the strategies; 4. the final result, checked again.
-  SanityCheck(x, state, order, start_program);
+  // 2. Sanity (on the control flow lifted first, where there is some); 3. the strategies;
+  // 4. the final result, checked again.
+  if (!lifted || !SanityCheckLifted(x, state, order, start_program, *lifted)) SanityCheck(x, state, order, start_program);
   RunStrategies(state, order);
   result.budget_exhausted = state.OutOfTime();
   if (result.budget_exhausted) progress("the time budget is spent; keeping the best result so far");

@@ -93,8 +93,9 @@ struct ReduceResult {
   // dynamic input dimensions with their ranges, and symbols specialised to their values.
   std::vector<std::string> dynamic_shapes;
   // The node named as the cause: by a localizing strategy, or the one node left ("" when
-  // neither names one).
-  std::string culprit;
+  // neither names one); culprit_path: its address in the original program, as reports say
+  // it ("cond/true_graph_0/relu" for a node lifted out of a branch; its name otherwise).
+  std::string culprit, culprit_path;
   // Accuracy failures: the failing output's error, element by element, in the original
   // and in the repro (report.html's plots).
   std::vector<ErrorProfile> error_profiles;

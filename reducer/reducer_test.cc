@@ -117,7 +117,16 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"sin_cos_relu_accuracy", "accuracy", "aten.relu.default", false, 2, /*offload=*/true},
         Scenario{"log1p_relu_where_dd", "accuracy", "aten.relu.default", false, 3, false,
                  "delta_debugging,remove_outputs"},
-        Scenario{"dynamic_block_compile_error", "compile error", "aten.relu.default", false, 2, false, "", true}),
+        Scenario{"dynamic_block_compile_error", "compile error", "aten.relu.default", false, 2, false, "", true},
+        // Programs that are not one straight line: the relu inside control flow (lifted out of
+        // it), or after a data-dependent size (specialised to the size observed).
+        Scenario{"cond_block_relu_accuracy", "accuracy", "aten.relu.default", false, 2},
+        Scenario{"cond_block_compile_error", "compile error", "aten.relu.default", false, 2},
+        Scenario{"cond_block_runtime_error_unnamed", "signal SIGABRT", "aten.relu.default", false, 2},
+        Scenario{"while_block_runtime_error", "signal SIGABRT", "aten.relu.default", false, 2},
+        Scenario{"scan_block_compile_error", "compile error", "aten.relu.default", false, 2},
+        Scenario{"autocast_block_relu_accuracy", "accuracy", "aten.relu.default", false, 2},
+        Scenario{"mask_block_compile_error", "compile error", "aten.relu.default", false, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // A failure that comes and goes: crash_block's custom op returns x + 1 on every other call

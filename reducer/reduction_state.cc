@@ -31,7 +31,7 @@ int DefaultJobs() {
 }
 
 size_t ProgramSize(const Program& p) {
-  return p.nodes.size() * 1000000 + p.output_specs.size() * 1000 + p.input_specs.size();
+  return CountNodes(p.nodes) * 1000000 + p.output_specs.size() * 1000 + p.input_specs.size();
 }
 
 ReductionState::ReductionState(Program current, Oracle* oracle, const ReduceOptions* options,
@@ -71,7 +71,7 @@ std::string StepLine(const std::string& strategy, const std::string& nodes, int 
 bool ReductionState::Fails(const Program& candidate) {
   if (candidate.nodes.empty()) return false;
   const Verdict v = oracle_->Test(candidate);
-  Progress("  " + std::to_string(candidate.nodes.size()) + " nodes: " +
+  Progress("  " + std::to_string(CountNodes(candidate.nodes)) + " nodes: " +
            (v.fails ? "fails the same way" : "not failing (" + v.not_failing_reason + ")") +
            (v.cached ? " [cached]" : ""));
   return v.fails;
@@ -88,11 +88,21 @@ bool ReductionState::Try(const Program& candidate, const std::string& strategy, 
              "; not accepted");
     return false;
   }
-  log_.push_back({strategy, what, current_.nodes.size(), candidate.nodes.size(), oracle_->compiles(), Elapsed(), culprit});
-  Step(strategy, std::to_string(current_.nodes.size()) + " -> " + std::to_string(candidate.nodes.size()) + " nodes", what);
+  const size_t before = CountNodes(current_.nodes), after = CountNodes(candidate.nodes);
+  log_.push_back({strategy, what, before, after, oracle_->compiles(), Elapsed(), culprit});
+  Step(strategy, std::to_string(before) + " -> " + std::to_string(after) + " nodes", what);
   current_ = candidate;
-  accepted_.emplace_back(candidate.nodes.size(), again.archive);
+  accepted_.emplace_back(after, again.archive);
   return true;
+}
+
+void ReductionState::Replace(const Program& program, const std::string& strategy, const std::string& what,
+                             const std::string& archive) {
+  const size_t before = CountNodes(current_.nodes), after = CountNodes(program.nodes);
+  log_.push_back({strategy, what, before, after, oracle_->compiles(), Elapsed(), ""});
+  Step(strategy, std::to_string(before) + " -> " + std::to_string(after) + " nodes", what);
+  current_ = program;
+  if (!archive.empty()) accepted_.emplace_back(after, archive);
 }
 
 int ReductionState::TryInOrder(const std::vector<Proposal>& proposals, const std::string& strategy) {

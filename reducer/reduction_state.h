@@ -80,6 +80,14 @@ class ReductionState {
   // `culprit`: the node the strategy names as the cause (a localizing strategy's proposal).
   bool Try(const Program& candidate, const std::string& strategy, const std::string& what,
            const std::string& culprit = "");
+  // Replace: `program` becomes the current one, whatever its size (the control flow lifted,
+  // a form the reduction goes on from once it was seen to fail the same way), logged as a
+  // step; `archive`, when given, is its compiled form (a checkpoint).
+  void Replace(const Program& program, const std::string& strategy, const std::string& what,
+               const std::string& archive = "");
+  // SetCurrent: a tentative current program, not logged (the sanity check's look at a form
+  // of the original before it is known to fail the same way).
+  void SetCurrent(const Program& program) { current_ = program; }
   // Fails: the oracle's verdict without accepting (for searches such as bisection).
   bool Fails(const Program& candidate);
 
@@ -124,7 +132,8 @@ class ReductionState {
 std::string StepLine(const std::string& strategy, const std::string& nodes, int compiles, double seconds,
                      const std::string& what);
 
-// Size: how a candidate compares: nodes first, then outputs, then inputs.
+// Size: how a candidate compares: nodes (those inside subgraphs too) first, then outputs,
+// then inputs.
 size_t ProgramSize(const Program& p);
 
 }  // namespace aoti

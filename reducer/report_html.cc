@@ -316,7 +316,7 @@ void HeadAndLead(const ReduceResult& r, const ReduceSpec& spec, std::ostringstre
     << "<p class=\"lead\">Reduced <code>" << Escape(ShownPackage(r, spec)) << "</code> from <b>" << r.nodes_before
     << "</b> to <b>" << r.nodes_after << "</b> nodes in <b>" << r.compiles << "</b> compiles ("
     << Number(r.seconds, "%.0f") << " s)"
-    << (r.culprit.empty() ? "." : "; the culprit is <code id=\"culprit\">" + Escape(r.culprit) + "</code>.")
+    << (r.culprit.empty() ? "." : "; the culprit is <code id=\"culprit\">" + Escape(r.culprit_path) + "</code>.")
     << (r.budget_exhausted ? " <b>The time budget was spent: this is the best repro so far.</b>" : "") << "</p>\n"
     << "<p class=\"note\">Run it: <code>python repro.py</code> (exit 1 while the bug is there), or copy "
     << "<code>BUILD.bazel</code>, <code>repro_test.cc</code> and <code>repro.pt2</code> into a package and "

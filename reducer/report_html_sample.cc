@@ -21,7 +21,7 @@ ReduceResult SampleReductionForReport() {
   }
   keep[culprit] = true;
   r.minimal = KeepNodes(r.original, keep, OutputMode::kLast);
-  r.culprit = r.original.nodes[culprit].name;
+  r.culprit = r.culprit_path = r.original.nodes[culprit].name;
   r.failure_class = "accuracy";
   r.message = "model: 1 of 1 outputs differ from eager under fp64 accuracy <script>alert(1)</script>\n"
               "  output 0 'relu' (float32[8, 32]): 32 / 256 elements differ";

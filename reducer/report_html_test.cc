@@ -54,7 +54,7 @@ TEST(ReportHtml, DrawsBothGraphsWithTheCulpritMarkedAndTheKeptNodesHighlighted) 
 
 TEST(ReportHtml, KeptNodesOtherThanTheCulpritAreHighlightedInTheOriginal) {
   ReduceResult r = SampleReductionForReport();
-  r.culprit = "";  // no localizer named one: nothing is marked, the kept node is highlighted
+  r.culprit = r.culprit_path = "";  // no localizer named one: nothing is marked, the kept node is highlighted
   const std::string html = Html(r);
   EXPECT_EQ(Count(html, "class=\"node culprit\""), 0u);
   EXPECT_EQ(Count(html, "class=\"node kept\""), r.minimal.nodes.size());

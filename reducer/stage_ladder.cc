@@ -227,7 +227,7 @@ StageReport FindStageAndWorkaround(Oracle& oracle, const Program& original, cons
   r.run_seconds_before = options.run_seconds_before;
   r.culprit_node = culprit;
   for (const Node& n : minimal.nodes) {
-    if (n.name == culprit) r.culprit_op = ShortTarget(n.target);
+    if (n.name == culprit) r.culprit_op = OperatorOf(n);
   }
   if (r.culprit_op.empty()) {
     r.why_not = "the repro names no culprit node";

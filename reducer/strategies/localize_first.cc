@@ -63,6 +63,21 @@ std::optional<Verdict> DiagnoseExposed(ReductionState& state) {
 
 namespace {
 
+// OwnCopyOfWritten: `state` with the tensors `p` writes in place (its nodes' write aliases on
+// lifted parameters, buffers and constants) copied, the others shared.
+ProgramState OwnCopyOfWritten(const Program& p, const ProgramState& state) {
+  ProgramState out = state;
+  for (const auto& node : p.nodes) {
+    for (const auto& v : MutatedValueNames(node)) {
+      for (const auto& spec : p.input_specs) {
+        if (spec.value_name != v || spec.target.empty()) continue;
+        if (at::Tensor* t = out.Find(spec.target, spec.StoredWithConstants())) *t = t->clone();
+      }
+    }
+  }
+  return out;
+}
+
 // DivergesAlone: node i, run alone in the interpreter on the values the compiled program
 // gave its inputs, against what the compiled program gave for its outputs: whether any
 // output fails the test's rule. False where the node cannot be judged alone.
@@ -91,10 +106,12 @@ bool DivergesAlone(const Program& p, size_t i, const std::map<std::string, at::T
   }
   std::vector<at::Tensor> eager, fp64;
   try {
-    eager = Interpreter(alone, weights).RunTensors(inputs);
+    // A node that writes the program's state (a cache's index_copy_) writes copies: every
+    // node is judged from the package's own state, whatever ran before it.
+    eager = Interpreter(alone, OwnCopyOfWritten(alone, weights)).RunTensors(inputs);
     InterpreterOptions o64;
     o64.fp64 = true;
-    fp64 = Interpreter(alone, weights64, o64).RunTensors(inputs);
+    fp64 = Interpreter(alone, OwnCopyOfWritten(alone, weights64), o64).RunTensors(inputs);
   } catch (const HarnessError&) {
     return false;  // the node alone does not run in the interpreter: it cannot be judged alone
   }
@@ -115,7 +132,7 @@ bool ProposeAround(ReductionState& state, const Program& p, size_t i) {
     for (size_t j = i >= radius ? i - radius : 0; j <= std::min(p.nodes.size() - 1, i + radius); ++j) window[j] = true;
     try {
       if (state.Try(KeepNodes(p, window, OutputMode::kLast), "localize_first",
-                    "node '" + p.nodes[i].name + "' diverges on its own inputs" +
+                    "node '" + NodePath(p.nodes[i]) + "' diverges on its own inputs" +
                         (radius ? " (with " + std::to_string(radius) + " neighbours each side)" : ""),
                     p.nodes[i].name)) {
         return true;
@@ -148,7 +165,7 @@ bool LocalizeFirst(ReductionState& state) {
   const std::vector<bool> relevant = Relevant(p, rule.ignore_non_fp);
   for (size_t i = 0; i < p.nodes.size() && !state.OutOfTime(); ++i) {
     if (!relevant[i] || !DivergesAlone(p, i, compiled_values, oracle, weights, weights64, rule)) continue;
-    state.Progress("  localize_first: node " + std::to_string(i) + " '" + p.nodes[i].name + "' (" + p.nodes[i].target +
+    state.Progress("  localize_first: node " + std::to_string(i) + " '" + NodePath(p.nodes[i]) + "' (" + OperatorOf(p.nodes[i]) +
                    ") diverges on its own inputs");
     return ProposeAround(state, p, i);  // else the proposal did not hold: fall back to the search
   }

@@ -142,7 +142,7 @@ std::set<std::string> WorkedOperators(const Program& p, const FailedKernel& f) {
     const auto calls = f.provenance.find(kernel);
     if (calls == f.provenance.end()) continue;
     for (int c = 0; c < launches && c < static_cast<int>(calls->second.size()); ++c) {
-      for (size_t i : KernelNodes(p, f.provenance, kernel, c)) ops.insert(p.nodes[i].target);
+      for (size_t i : KernelNodes(p, f.provenance, kernel, c)) ops.insert(OperatorOf(p.nodes[i]));
     }
   }
   return ops;
@@ -180,7 +180,7 @@ std::optional<KernelNodesFound> LocateFailingKernel(ReductionState& state, const
       if (after != found.nodes.end()) found.nodes.erase(found.nodes.begin(), after);
     }
     found.nodes.resize(1);
-    found.kernel = ShortTarget(p.nodes[found.nodes[0]].target);
+    found.kernel = OperatorOf(p.nodes[found.nodes[0]]);
     state.Progress("  localize_kernel: every printed launch finished (the last: " +
                    (f.unprinted_after->empty() ? std::string("none") : *f.unprinted_after) +
                    "); the failing call is one the printer does not wrap: " + found.kernel);
@@ -203,10 +203,10 @@ std::optional<KernelNodesFound> LocateFailingKernel(ReductionState& state, const
 // rarest in the program; then the first.
 std::vector<size_t> Rank(const Program& p, const std::vector<size_t>& nodes, const std::set<std::string>& worked) {
   std::map<std::string, int> count;
-  for (const Node& n : p.nodes) ++count[n.target];
+  for (const Node& n : p.nodes) ++count[OperatorOf(n)];
   std::vector<size_t> ranked = nodes;
   std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
-    const auto key = [&](size_t i) { return std::make_pair(worked.count(p.nodes[i].target), count[p.nodes[i].target]); };
+    const auto key = [&](size_t i) { return std::make_pair(worked.count(OperatorOf(p.nodes[i])), count[OperatorOf(p.nodes[i])]); };
     return key(a) < key(b);
   });
   return ranked;
@@ -226,10 +226,10 @@ Proposals Propose(const Program& p, const KernelNodesFound& found, const std::ve
     return keep;
   };
   Proposals proposals;
-  proposals.push_back({alone(anchor), "node '" + p.nodes[anchor].name + "' of kernel " + found.kernel + blocking});
-  if (ranked.size() > 1 && !worked.count(p.nodes[ranked[1]].target) &&
-      (found.recorded || p.nodes[ranked[1]].target != p.nodes[anchor].target)) {
-    proposals.push_back({alone(ranked[1]), "node '" + p.nodes[ranked[1]].name + "' of kernel " + found.kernel + blocking});
+  proposals.push_back({alone(anchor), "node '" + NodePath(p.nodes[anchor]) + "' of kernel " + found.kernel + blocking});
+  if (ranked.size() > 1 && !worked.count(OperatorOf(p.nodes[ranked[1]])) &&
+      (found.recorded || OperatorOf(p.nodes[ranked[1]]) != OperatorOf(p.nodes[anchor]))) {
+    proposals.push_back({alone(ranked[1]), "node '" + NodePath(p.nodes[ranked[1]]) + "' of kernel " + found.kernel + blocking});
   }
   std::vector<bool> fused = alone(anchor);
   if (found.recorded) {
@@ -243,12 +243,12 @@ Proposals Propose(const Program& p, const KernelNodesFound& found, const std::ve
   }
   if (std::count(fused.begin(), fused.end(), true) > 1) {
     proposals.push_back(
-        {fused, "the nodes of kernel " + found.kernel + " around '" + p.nodes[anchor].name + "'" + blocking});
+        {fused, "the nodes of kernel " + found.kernel + " around '" + NodePath(p.nodes[anchor]) + "'" + blocking});
   }
   std::vector<bool> window = alone(anchor);
   if (anchor > 0) window[anchor - 1] = true;
   if (anchor + 1 < p.nodes.size()) window[anchor + 1] = true;
-  if (window != fused) proposals.push_back({window, "node '" + p.nodes[anchor].name + "' with its neighbours"});
+  if (window != fused) proposals.push_back({window, "node '" + NodePath(p.nodes[anchor]) + "' with its neighbours"});
   return proposals;
 }
 
@@ -286,7 +286,7 @@ bool LocalizeKernel(ReductionState& state) {
   const std::string call = found->recorded && f.call > 0 ? " (call " + std::to_string(f.call + 1) + ")" : "";
   state.Progress("  localize_kernel: kernel " + found->kernel + call + " -> " + std::to_string(found->nodes.size()) +
                  " node(s) from " + from + (found->recorded ? "" : " (" + KernelOperators(found->kernel) + ")") +
-                 "; first suspect '" + p.nodes[anchor].name + "' (" + ShortTarget(p.nodes[anchor].target) + ")");
+                 "; first suspect '" + NodePath(p.nodes[anchor]) + "' (" + OperatorOf(p.nodes[anchor]) + ")");
   const std::string env = PrinterEnvText(state.oracle());
   const std::string blocking = env.empty() ? "" : " (run with " + env + ")";
   for (const auto& [keep, what] : Propose(p, *found, ranked, worked, blocking)) {
