@@ -67,13 +67,6 @@ struct RunOptions {
   bool keep_all = false;       // return every value (memory grows with the graph)
 };
 
-// ControlFlowTaken: what one higher-order op did the first time it ran: the branch a cond
-// took (0: true_graph, 1: false_graph), the iterations of a loop (while_loop, map_impl, scan).
-struct ControlFlowTaken {
-  int branch = -1;
-  int64_t iterations = -1;
-};
-
 struct RunResult {
   std::vector<c10::IValue> outputs;  // the user outputs, in signature order
   // By address; a value made in every iteration of a loop: its first iteration's.

@@ -1,5 +1,7 @@
 #include "harness/program.h"
 
+#include <cctype>
+
 #include "harness/errors.h"
 #include "harness/json_util.h"
 
@@ -347,7 +349,7 @@ void ForEachNode(const std::vector<Node>& nodes, const std::function<void(const 
     fn(node, scope);
     for (size_t i : SubgraphArgs(node)) {
       const Graph g = ParseSubgraph(node, i, "the program");
-      ForEachNode(g.nodes, fn, (scope.empty() ? node.name : scope + "/" + node.name) + "/" + g.name);
+      ForEachNode(g.nodes, fn, NodePath(node, scope) + "/" + g.name);
     }
   }
 }
@@ -362,6 +364,13 @@ std::string NodePath(const Node& node, const std::string& scope) {
   auto it = node.metadata.find(kPathKey);
   if (it != node.metadata.end() && !it->second.empty()) return it->second;
   return scope.empty() ? node.name : scope + "/" + node.name;
+}
+
+std::string AddressAsName(const std::string& address) {
+  std::string out;
+  for (char c : address) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v_" + out;
+  return out;
 }
 
 const json* SymIntValues(const json& graph_json) {

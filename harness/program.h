@@ -117,9 +117,21 @@ inline constexpr char kPathKey[] = "aoti_path";
 // its name ("" scope: the top-level graph).
 std::string NodePath(const Node& node, const std::string& scope = "");
 
+// AddressAsName: an address as a value name of the program's own graph
+// ("cond/true_graph_0/relu" -> "cond_true_graph_0_relu"): what a value of a subgraph is
+// called where the reducer lifts it out or passes it in.
+std::string AddressAsName(const std::string& address);
+
 // SymIntValues: a serialized graph's sym_int_values (value name -> SymInt), the program's
 // graph or a subgraph's; nullptr when it has none.
 const nlohmann::json* SymIntValues(const nlohmann::json& graph_json);
+
+// ControlFlowTaken: what one higher-order op did the first time it ran: the branch a cond
+// took (0: true_graph, 1: false_graph), the iterations of a loop (while_loop, map_impl, scan).
+struct ControlFlowTaken {
+  int branch = -1;
+  int64_t iterations = -1;
+};
 
 // SymRange: the range_constraints entry of a symbol (e.g. "s0": [2, 1024]).
 struct SymRange {
@@ -150,6 +162,9 @@ class Program {
   // written by ToJson: the graph editor specialises a symbol to its observed value when an
   // edit cuts away the node that binds it (reducer/graph_edit.h).
   std::map<std::string, int64_t> observed_symbols;
+  // observed_control_flow: what each higher-order op did in that run, by its address (the
+  // branch taken, the iterations); not written by ToJson either.
+  std::map<std::string, ControlFlowTaken> observed_control_flow;
 
   // Signature is the calling convention view used by preflight and tests.
   ProgramSignature Signature() const;

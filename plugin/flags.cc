@@ -40,6 +40,10 @@ DEFINE_bool(aoti_reduce_stage_ladder, EnvOr("AOTI_REDUCE_STAGE_LADDER", "1") != 
             "Once reduced, find the stage of the compiler at fault (a few compiles of the repro) and a workaround "
             "verified on the original (one or two compiles of it): report.md, workaround.md. "
             "Env: AOTI_REDUCE_STAGE_LADDER=0 turns it off.");
+DEFINE_bool(aoti_reduce_lift_control_flow, true,
+            "Reduce a program with control flow (cond, while_loop, scan, map, autocast regions) with it lifted as it "
+            "ran (the branch taken, a loop's first iteration), where that still fails the same way; false keeps the "
+            "control flow in the repro and cuts down its body instead.");
 DEFINE_double(aoti_reduce_hang_timeout_s, 20,
               "Reducing a hang: a candidate's compiled run that goes on this long counts as hanging (capped at the "
               "test's own --aoti_timeout_s; 0: that timeout).");

@@ -40,6 +40,7 @@ DECLARE_string(aoti_compile_server);
 DECLARE_int32(aoti_reduce_jobs);
 DECLARE_bool(aoti_reduce_random_weights);
 DECLARE_bool(aoti_reduce_stage_ladder);
+DECLARE_bool(aoti_reduce_lift_control_flow);
 DECLARE_double(aoti_reduce_hang_timeout_s);
 DECLARE_double(aoti_reduce_time_budget_s);
   // PyTorch debug variables children keep

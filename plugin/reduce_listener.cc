@@ -76,6 +76,7 @@ std::pair<CompileServerOptions, ReduceOptions> ReductionSetUp(const FailingCase&
   options.jobs = FLAGS_aoti_reduce_jobs;
   options.random_weights = FLAGS_aoti_reduce_random_weights;
   options.stage_ladder = FLAGS_aoti_reduce_stage_ladder;
+  options.lift_control_flow = FLAGS_aoti_reduce_lift_control_flow;
   options.compile_cache = CompileCacheOptionsFromFlags();
   server = ServerForCase(server, c.options, options, out);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - ProcessStart()).count();

@@ -68,6 +68,9 @@ DEFINE_bool(random_weights, false,
 DEFINE_bool(stage_ladder, true,
             "once reduced, find the stage of the compiler at fault (a few compiles of the repro) and a workaround "
             "verified on the original (one or two compiles of it): report.md, workaround.md");
+DEFINE_bool(lift_control_flow, true,
+            "reduce a program with control flow with it lifted as it ran (the branch taken, a loop's first "
+            "iteration), where that still fails the same way; false keeps the control flow and cuts its body");
 DEFINE_bool(print_strategies, false, "list the strategies in the order they run, and exit");
 
 namespace {
@@ -116,6 +119,7 @@ void ReduceOptionsFromFlags(aoti::ReduceOptions* options) {
   options->offload_to_disk = FLAGS_offload_to_disk;
   options->random_weights = FLAGS_random_weights;
   options->stage_ladder = FLAGS_stage_ladder;
+  options->lift_control_flow = FLAGS_lift_control_flow;
   options->jobs = FLAGS_jobs;
   options->skip_export_errors = FLAGS_skip_export_error;
 }

@@ -110,6 +110,36 @@ void FinishEdit(Program* p) {
   }
 }
 
+json RenameValues(const json& arg, const std::map<std::string, std::string>& rename) {
+  if (!arg.is_object() || arg.size() != 1 || rename.empty()) return arg;
+  const auto renamed = [&](const std::string& name) {
+    auto it = rename.find(name);
+    return it == rename.end() ? name : it->second;
+  };
+  json out = arg;
+  const std::string key = arg.begin().key();
+  json& v = out.begin().value();
+  const auto named = [&](json& e, const char* field) {
+    if (e.is_object() && e.contains(field) && e.at(field).is_string()) e[field] = renamed(e.at(field).get<std::string>());
+  };
+  if (key == "as_tensor") {
+    named(v, "name");
+  } else if (key == "as_tensors") {
+    for (auto& e : v) named(e, "name");
+  } else if (key == "as_optional_tensor") {
+    if (v.contains("as_tensor")) named(v["as_tensor"], "name");
+  } else if (key == "as_optional_tensors") {
+    for (auto& e : v) {
+      if (e.contains("as_tensor")) named(e["as_tensor"], "name");
+    }
+  } else if (key == "as_sym_int" || key == "as_sym_float" || key == "as_sym_bool") {
+    named(v, "as_name");
+  } else if (key == "as_sym_ints" || key == "as_sym_floats" || key == "as_sym_bools") {
+    for (auto& e : v) named(e, "as_name");
+  }
+  return out;
+}
+
 std::vector<std::string> UserInputNames(const Program& program) {
   std::vector<std::string> names;
   for (const auto& s : program.input_specs) {
@@ -171,15 +201,15 @@ std::vector<std::string> OperatorNames(const Program& program) {
 }
 
 std::string OperatorOf(const Node& node) {
-  const std::string hop = HigherOrderName(node);
-  if (hop == "wrap_with_autocast" || hop == "wrap_with_set_grad_enabled") {
-    const std::vector<size_t> graphs = SubgraphArgs(node);
-    if (graphs.size() == 1) {
-      const Graph g = ParseSubgraph(node, graphs[0], "node '" + node.name + "'");
-      if (g.nodes.size() == 1) return OperatorOf(g.nodes[0]);
+  if (HigherOrderName(node).empty()) return ShortTarget(node.target);
+  // A higher-order op around one op (clones of recorded values aside): that op.
+  std::set<std::string> ops;
+  for (size_t i : SubgraphArgs(node)) {
+    for (const auto& n : ParseSubgraph(node, i, "node '" + node.name + "'").nodes) {
+      if (n.target != "torch.ops.aten.clone.default") ops.insert(OperatorOf(n));
     }
   }
-  return ShortTarget(node.target);
+  return ops.size() == 1 ? *ops.begin() : ShortTarget(node.target);
 }
 
 namespace {

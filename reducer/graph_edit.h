@@ -75,6 +75,10 @@ std::map<std::string, at::Tensor> UserOutputsByName(const Program& program,
 // specialised to the value export observed. Empty for a static program.
 std::vector<std::string> DynamicShapeNotes(const Program& original, const Program& reduced);
 
+// RenameValues: an Argument union with the value names `rename` maps replaced (literals and
+// subgraphs, which are scopes of their own, as they are).
+nlohmann::json RenameValues(const nlohmann::json& arg, const std::map<std::string, std::string>& rename);
+
 // UserInputNames: the value names of the program's user inputs, in order.
 std::vector<std::string> UserInputNames(const Program& program);
 
@@ -85,8 +89,9 @@ std::string ShortTarget(const std::string& target);
 // subgraphs after their higher-order op's.
 std::vector<std::string> OperatorNames(const Program& program);
 
-// OperatorOf: the operator a node calls, short: its target's; for an autocast or grad-mode
-// region of one op (as LiftControlFlow makes them), that op's.
+// OperatorOf: the operator a node calls, short: its target's; for a higher-order op around
+// one op (an autocast region LiftControlFlow made, a cond reduce_body cut down to it; clones
+// of recorded values aside), that op's.
 std::string OperatorOf(const Node& node);
 
 }  // namespace aoti

@@ -13,38 +13,6 @@ namespace {
 using json = nlohmann::json;
 using Renames = std::map<std::string, std::string>;
 
-// RenameArgument: an Argument union with the value names in `rename` replaced (literals and
-// subgraphs, which are scopes of their own, as they are).
-json RenameArgument(const json& arg, const Renames& rename) {
-  if (!arg.is_object() || arg.size() != 1 || rename.empty()) return arg;
-  const auto renamed = [&](const std::string& name) {
-    auto it = rename.find(name);
-    return it == rename.end() ? name : it->second;
-  };
-  json out = arg;
-  const std::string key = arg.begin().key();
-  json& v = out.begin().value();
-  const auto named = [&](json& e, const char* field) {
-    if (e.is_object() && e.contains(field) && e.at(field).is_string()) e[field] = renamed(e.at(field).get<std::string>());
-  };
-  if (key == "as_tensor") {
-    named(v, "name");
-  } else if (key == "as_tensors") {
-    for (auto& e : v) named(e, "name");
-  } else if (key == "as_optional_tensor") {
-    if (v.contains("as_tensor")) named(v["as_tensor"], "name");
-  } else if (key == "as_optional_tensors") {
-    for (auto& e : v) {
-      if (e.contains("as_tensor")) named(e["as_tensor"], "name");
-    }
-  } else if (key == "as_sym_int" || key == "as_sym_float" || key == "as_sym_bool") {
-    named(v, "as_name");
-  } else if (key == "as_sym_ints" || key == "as_sym_floats" || key == "as_sym_bools") {
-    for (auto& e : v) named(e, "as_name");
-  }
-  return out;
-}
-
 // Elements: the Argument unions of a list argument (as_tensors, as_sym_ints, ...) one by
 // one; a single argument as itself.
 std::vector<json> Elements(const json& arg) {
@@ -65,13 +33,7 @@ std::vector<json> Elements(const json& arg) {
 
 std::string Join(const std::string& scope, const std::string& name) { return scope.empty() ? name : scope + "/" + name; }
 
-// Identifier: an address as a value name ("cond/true_graph_0/relu" -> "cond_true_graph_0_relu").
-std::string Identifier(const std::string& address) {
-  std::string out;
-  for (char c : address) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v_" + out;
-  return out;
-}
+std::string Identifier(const std::string& address) { return AddressAsName(address); }
 
 json TensorArg(const std::string& name) { return json{{"as_tensor", {{"name", name}}}}; }
 
@@ -116,7 +78,7 @@ class Lifter {
       Node copy = node;
       for (auto& a : copy.inputs) {
         if (!(a.arg.is_object() && a.arg.contains("as_graph"))) {
-          a.arg = RenameArgument(a.arg, rename);
+          a.arg = RenameValues(a.arg, rename);
         } else if (!scope.empty()) {
           // A higher-order op kept inside a lifted region: its subgraphs' names must not
           // collide with those of the graph it now sits in.
@@ -125,7 +87,7 @@ class Lifter {
       }
       if (!scope.empty()) {
         for (const auto& v : NodeOutputNames(node)) rename[v] = Define(v, scope, meta);
-        for (auto& o : copy.outputs) o = RenameArgument(o, rename);
+        for (auto& o : copy.outputs) o = RenameValues(o, rename);
         if (!copy.metadata.count(kPathKey)) copy.metadata[kPathKey] = Join(scope, node.name);
         const std::vector<std::string> outs = NodeOutputNames(copy);
         copy.name = outs.empty() ? Identifier(Join(scope, node.name)) : outs.front();
@@ -336,7 +298,7 @@ class Lifter {
     const std::string path = Join(scope, node.name);
     const auto seen = taken_.find(path);
     const std::vector<size_t> graphs = SubgraphArgs(node);
-    const auto arg = [&](size_t i) { return RenameArgument(node.inputs.at(i).arg, rename); };
+    const auto arg = [&](size_t i) { return RenameValues(node.inputs.at(i).arg, rename); };
     const auto keep = [&](const std::string& why) {
       result_->kept.push_back(hop + " '" + path + "': " + why);
       return false;
@@ -436,7 +398,7 @@ LiftedProgram LiftControlFlow(const Program& program, const std::map<std::string
   lifter.Lift(program.nodes, "", rename, top, &nodes);
   out.nodes = std::move(nodes);
   for (auto& s : out.output_specs) {
-    s.arg = RenameArgument(s.arg, rename);
+    s.arg = RenameValues(s.arg, rename);
     auto it = rename.find(s.value_name);
     if (it != rename.end()) s.value_name = it->second;
   }

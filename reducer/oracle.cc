@@ -227,8 +227,26 @@ Verdict Oracle::Judge(const Program& candidate, const std::string& archive, size
     v.not_failing_reason = r.pass ? "passes" : "fails differently (" + r.failure_class + "): " +
                                                    r.message.substr(0, 400);
     if (!r.pass && r.failure_class == target_class_) v.not_failing_reason = "message lacks the check string";
+  } else if (!SameCompileErrorKind(r.message)) {
+    v.fails = false;
+    v.not_failing_reason = "fails as a compile error of another kind (" + CompileErrorKind(r.message) +
+                           "; the original's: " + target_compile_error_ + "): " + r.message.substr(0, 300);
   }
   return v;
+}
+
+std::string Oracle::CompileErrorKind(const std::string& message) {
+  static const std::regex kind(R"(the AOTI compile failed when the package was built \(([^)]*)\))");
+  std::smatch m;
+  return std::regex_search(message, m, kind) ? m.str(1) : "";
+}
+
+bool Oracle::SameCompileErrorKind(const std::string& message) {
+  if (target_class_ != "compile error") return true;
+  const std::string kind = CompileErrorKind(message);
+  if (kind.empty()) return true;
+  if (target_compile_error_.empty()) target_compile_error_ = kind;  // the first seen is the original's
+  return kind == target_compile_error_;
 }
 
 std::optional<Verdict> Oracle::NotCompiled(const CompileResult& c) {

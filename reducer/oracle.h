@@ -70,6 +70,14 @@ class Oracle {
   std::string DiskKey(const Program& candidate, const std::vector<at::Tensor>& inputs,
                       const std::string& configs_json) const;
 
+  // NoteOriginalFailure: the original's failure message, as the test or the package as built
+  // showed it: for a compile error, the kind of error (g++'s CppCompileError, an inductor
+  // exception) a candidate must fail with too. Else the first failing verdict sets it.
+  void NoteOriginalFailure(const std::string& message) {
+    if (target_compile_error_.empty()) target_compile_error_ = CompileErrorKind(message);
+  }
+  // CompileErrorKind: the error type a compile error's message names ("" for other messages).
+  static std::string CompileErrorKind(const std::string& message);
   // SetTarget: the failure to preserve. A hang ("timeout") is judged with the compiled run
   // stopped at the hang timeout (SetHangTimeout) when that is shorter than the case's.
   void SetTarget(std::string failure_class, std::string check_str);
@@ -155,6 +163,9 @@ class Oracle {
   Verdict JudgeVariant(const Program& candidate, const Program& form, const std::string& extra_configs_json,
                        const std::vector<std::pair<std::string, std::string>>& run_env, CompiledOutcome* outcome,
                        bool* ran);
+  // SameCompileErrorKind: not a compile error target, or the message's kind of compile
+  // error is the original's (set from it when not known yet).
+  bool SameCompileErrorKind(const std::string& message);
   // NotCompiled: the verdict on a candidate that left no archive to run (torch.export
   // could not load it, or the server timed out or died); nullopt when there is one.
   static std::optional<Verdict> NotCompiled(const CompileResult& c);
@@ -186,6 +197,7 @@ class Oracle {
   std::set<std::string> prefetched_;  // compiled by Prefetch, not tested yet
   std::string work_dir_;
   std::string target_class_, check_str_;
+  std::string target_compile_error_;  // the original's kind of compile error (NoteOriginalFailure)
   std::map<std::string, Verdict> cache_;
   std::map<std::string, int> transient_failures_;  // server deaths and timeouts, by key
   std::map<std::string, CompileResult> compiled_;

@@ -122,21 +122,25 @@ void RequireCompilerFailure(const std::string& failure_class) {
 }
 
 // RecordEagerValues: every value of `program`, from one eager run on the values the store
-// holds for its user inputs: by their addresses ("cond/true_graph_0/relu" inside a
-// subgraph; a loop body's, its first iteration's). Values already stored stay. The
-// program's observed_symbols become the data-dependent sizes the run bound; returns what
-// each higher-order op did.
+// holds for its user inputs: a subgraph's by its address as a name (AddressAsName:
+// cond_true_graph_0_relu; a loop body's, its first iteration's). Values already stored stay.
+// The program's observed_symbols and observed_control_flow become what the run bound and
+// did (the data-dependent sizes; each higher-order op's branch or iterations); returns the
+// latter.
 std::map<std::string, ControlFlowTaken> RecordEagerValues(const Pt2Archive& archive, const std::string& model,
                                                           Program* program, ValueStore* values) {
   Interpreter eager(*program, LoadProgramState(archive, model));
   std::vector<at::Tensor> inputs;
   for (const auto& name : UserInputNames(*program)) inputs.push_back(values->Get(name));
   RunOptions keep;
-  keep.observer = [&](const Node&, const std::string& name, const c10::IValue& v) {
+  keep.observer = [&](const Node&, const std::string& address, const c10::IValue& v) {
+    // A subgraph's value by its address as a name (what a candidate that passes it in calls it).
+    const std::string name = AddressAsName(address);
     if (v.isTensor() && !values->Has(name)) values->Put(name, v.toTensor());
   };
   RunResult run = eager.Run(inputs, keep);
   program->observed_symbols = run.symbols;
+  program->observed_control_flow = run.control_flow;
   return run.control_flow;
 }
 
@@ -171,6 +175,7 @@ void CheckAsBuilt(Reduction& x) {
   if (r.outcome.ok()) x.original_run_seconds = r.outcome.seconds;
   if (!r.pass && r.failure_class != "preflight" && r.failure_class != "harness error") {
     x.oracle.SetTarget(r.failure_class, x.options.check_str);
+    x.oracle.NoteOriginalFailure(r.message);
     x.progress("the package as built fails as " + r.failure_class + " (its own compiled model, no compile)");
     if (r.flaky) x.oracle.SetVotes(std::max(x.oracle.check().votes, VotesFor(r.runs_failed, r.runs)));
   } else if (r.pass) {
@@ -217,7 +222,10 @@ std::vector<const StrategyInfo*> StrategyOrder(const std::vector<std::string>& n
 // lifted form is kept only once a compile shows it fails the same way).
 std::optional<Program> LiftForReduction(Reduction& x, const Program& start, const std::map<std::string, ControlFlowTaken>& taken,
                                         ValueStore* values) {
-  if (!HasControlFlow(start) || (x.options.skip_sanity && !x.spec.failure_class.empty())) return std::nullopt;
+  if (!HasControlFlow(start) || !x.options.lift_control_flow ||
+      (x.options.skip_sanity && !x.spec.failure_class.empty())) {
+    return std::nullopt;
+  }
   LiftedProgram lifted = LiftControlFlow(start, taken);
   for (const auto& k : lifted.kept) x.progress("lift_control_flow: kept as it is: " + k);
   if (lifted.lifted.empty()) return std::nullopt;
@@ -309,11 +317,11 @@ void SanityCheck(Reduction& x, ReductionState& state, const std::vector<const St
 // or the time is out; after a strategy that shrank it, from the first one again.
 void RunStrategies(ReductionState& state, const std::vector<const StrategyInfo*>& order) {
   bool progress_made = true;
-  while (progress_made && state.current().nodes.size() > 1 && !state.OutOfTime()) {
+  while (progress_made && CountNodes(state.current().nodes) > 1 && !state.OutOfTime()) {
     progress_made = false;
     for (const auto* s : order) {
       if (state.OutOfTime()) break;
-      state.Step(s->name, std::to_string(state.current().nodes.size()) + " nodes left", "begins");
+      state.Step(s->name, std::to_string(CountNodes(state.current().nodes)) + " nodes left", "begins");
       try {
         if (s->run(state)) {
           progress_made = true;
@@ -358,7 +366,16 @@ Verdict FinalCheck(Reduction& x, const ReductionState& state) {
   }
   if (result.culprit.empty() && result.minimal.nodes.size() == 1) result.culprit = result.minimal.nodes[0].name;
   for (const auto& n : result.minimal.nodes) {
-    if (!result.culprit.empty() && n.name == result.culprit) result.culprit_path = NodePath(n);
+    if (result.culprit.empty() || n.name != result.culprit) continue;
+    result.culprit_path = NodePath(n);
+    // Control flow kept around one op: that op's address inside it.
+    if (!HigherOrderName(n).empty() && OperatorOf(n) != ShortTarget(n.target)) {
+      ForEachNode({n}, [&](const Node& inner, const std::string& scope) {
+        if (!scope.empty() && HigherOrderName(inner).empty() && inner.target != "torch.ops.aten.clone.default") {
+          result.culprit_path = NodePath(inner, scope);
+        }
+      });
+    }
   }
   return final_verdict;
 }
@@ -514,6 +531,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   if (disk_cache.enabled()) progress("compile cache: " + disk_cache.dir());
   if (disk_cache.remote_enabled()) progress("remote compile cache: " + disk_cache.remote().url);
   oracle.SetTarget(spec.failure_class, options.check_str);
+  if (!spec.failure_message.empty()) oracle.NoteOriginalFailure(spec.failure_message);
   Reduction x{spec, options, progress, *archive, inputs, check, oracle, result};
   CheckAsBuilt(x);
   SayHowCandidatesAreJudged(x);

@@ -44,6 +44,10 @@ struct ReduceOptions {
   // on the original (reducer/stage_ladder.h), within these compile budgets.
   bool stage_ladder = false;
   int ladder_budget = 4, workaround_budget = 2;
+  // lift_control_flow: reduce a program with control flow first with it lifted as it ran
+  // (reducer/lift_control_flow.h), kept when that fails the same way; false keeps the
+  // control flow in the repro whatever (reduce_body then cuts its body).
+  bool lift_control_flow = true;
 };
 
 // DefaultJobs: compile servers this machine fits: one per two cores, two GiB of available

@@ -41,5 +41,6 @@ bool BisectPrefix(ReductionState& state);
 bool IsolateTail(ReductionState& state);
 bool RemoveOutputs(ReductionState& state);
 bool DeltaDebugging(ReductionState& state);
+bool ReduceBody(ReductionState& state);
 
 }  // namespace aoti

@@ -15,6 +15,9 @@ const std::vector<StrategyInfo>& Strategies() {
       {"remove_outputs", "keep one output, or drop half of them, then eliminate dead code", &RemoveOutputs},
       {"delta_debugging", "replace windows of G nodes by inputs (G halving to 1), then eliminate dead code",
        &DeltaDebugging},
+      {"reduce_body", "control flow kept (the lifted program does not fail): delta debugging inside the body a cond "
+                      "took, a loop's body or a region, each cut edge passed in from the recorded run",
+       &ReduceBody},
   };
   return kStrategies;
 }
