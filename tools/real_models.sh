@@ -45,10 +45,17 @@ VERDICT_CASES=(bert_noise bert_altered_recording)
 # these in place of the named ones (--all has both; //reducer:reducer_test pins the named
 # block's).
 UNNAMED_CASES=(bert_compile_error_unnamed bert_runtime_error_unnamed resnet_signal_unnamed)
-CI_CASES=("${UNNAMED_CASES[@]}" vit_relu_accuracy bert_log1p_accuracy "${TEAM_CASES[@]}" "${VERDICT_CASES[@]}")
+# Programs that are not one straight line: the bug inside a cond's branch, a while_loop's
+# body, a scan's cell, an autocast region, after data-dependent routing, after a KV cache write.
+CONTROL_FLOW_CASES=(mixtral_routed_compile_error mixtral_routed_relu_accuracy early_exit_relu_accuracy
+                    early_exit_compile_error_unnamed looped_decoder_signal recurrent_scan_compile_error
+                    bert_autocast_relu_accuracy cached_decoder_relu_accuracy)
+CI_CONTROL_FLOW_CASES=(mixtral_routed_compile_error early_exit_compile_error_unnamed bert_autocast_relu_accuracy)
+CI_CASES=("${UNNAMED_CASES[@]}" vit_relu_accuracy bert_log1p_accuracy "${TEAM_CASES[@]}" "${VERDICT_CASES[@]}"
+          "${CI_CONTROL_FLOW_CASES[@]}")
 ALL_CASES=(bert_compile_error llama_compile_error bert_runtime_error gpt2_runtime_error vit_signal gpt2_signal
            gpt2_relu_accuracy vit_relu_accuracy t5_log1p_accuracy bert_log1p_accuracy "${UNNAMED_CASES[@]}"
-           "${TEAM_CASES[@]}" "${VERDICT_CASES[@]}")
+           "${TEAM_CASES[@]}" "${VERDICT_CASES[@]}" "${CONTROL_FLOW_CASES[@]}")
 healthy=1
 cases=("${CI_CASES[@]}")
 if [ "${1:-}" = "--all" ]; then
@@ -96,20 +103,29 @@ rows = [(m + "_test", m, "") for m in ["bert", "gpt2", "llama", "t5", "vit", "mi
     ("bert_bf16_compiled_test", "bert_bf16_compiled", "bfloat16, compiled"),
     ("vit_fp16_test", "vit_fp16", "float16, compiled"),
     ("bert_noise_seeded_test", "bert_noise_fallback_random", "random (randn_like), fallback_random, seeded"),
+    ("mixtral_routed_test", "mixtral_routed", "data-dependent routing: 8 unbacked sizes"),
+    ("early_exit_test", "early_exit", "torch.cond around GPT-2 blocks"),
+    ("looped_decoder_test", "looped_decoder", "while_loop around Llama's MLP"),
+    ("recurrent_scan_test", "recurrent_scan", "scan over a recurrent cell"),
+    ("bert_autocast_test", "bert_autocast", "BERT under torch.autocast (bfloat16)"),
+    ("cached_decoder_test", "cached_decoder", "a KV cache and a step counter written in forward"),
 ]
 print("| test | op nodes | outputs | verdict | interpreter fp32 | interpreter bf16 | check (s) | what it shows |")
 print("| --- | ---: | ---: | --- | --- | --- | ---: | --- |")
 for test, m, what in rows:
     z = zipfile.ZipFile(f"{bin_dir}/{m}.pt2")
     prog = json.loads(z.read(next(n for n in z.namelist() if re.search(r"/models/[^/]+\.json$", n))))
-    ops = len(prog["graph_module"]["graph"]["nodes"])
+    def count(nodes):  # the nodes inside subgraphs too
+        return sum(1 + sum(count(i["arg"]["as_graph"]["graph"]["nodes"]) for i in n["inputs"] if "as_graph" in i["arg"])
+                   for n in nodes)
+    ops = count(prog["graph_module"]["graph"]["nodes"])
     outs = sum(1 for o in prog["graph_module"]["signature"]["output_specs"] if "user_output" in o)
     log = open(f"{logs}/{test}/test.log").read()
     verdict = "pass" if re.search(r"\[  PASSED  \] \d+ tests?", log) and "FAILED" not in log else "FALSE ALARM"
     secs = re.search(r'<testcase[^>]*time="([0-9.]+)"', open(f"{logs}/{test}/test.xml").read())
     def ident(p):
         found = re.search(rf"/{p}\.pt2 \([A-Za-z0-9]+\): (bit-identical|max \|diff\| \S+)", identity)
-        return "-" if what else found.group(1).replace("|", "\\|") if found else "?"
+        return found.group(1).replace("|", "\\|") if found else "-"  # "-": not in the identity test
     print(f"| {test} | {ops} | {outs} | {verdict} | {ident(m)} | {ident(m + '_bf16')} | {secs.group(1) if secs else '?'} | {what} |")
 PY
   echo "  healthy corpus: $(( $(date +%s) - start )) s"

@@ -2,8 +2,9 @@
 // search. The program is compiled once with every floating intermediate exposed as an
 // output; then each node is re-run alone in the interpreter on the *compiled* values of
 // its inputs, natively and in float64, and its compiled value judged against those by the
-// accuracy rule. The error found is the node's own, not what it inherited. The first node
-// that diverges, then it with its neighbours, is proposed as the candidate. When
+// accuracy rule. The error found is the node's own, not what it inherited. The first nodes
+// that diverge (up to three) are proposed alone, in order, then the first with its
+// neighbours. When
 // exposing the intermediates hides the bug (nothing diverges, or the candidate passes),
 // the strategy gives way to the search.
 #include <map>
@@ -115,19 +116,33 @@ bool DivergesAlone(const Program& p, size_t i, const std::map<std::string, at::T
   } catch (const HarnessError&) {
     return false;  // the node alone does not run in the interpreter: it cannot be judged alone
   }
+  // Integer outputs beside floating ones (topk's indices, sort's) count only where a floating
+  // output diverges too: alone, they differ where equal values are ordered otherwise (the
+  // compiled kernel reads its input unrounded, fused), which is no error of the node's.
+  bool floating_output = false, integer_differs = false;
   for (size_t k = 0; k < alone.output_specs.size() && k < eager.size(); ++k) {
     auto got = compiled_values.find(alone.output_specs[k].value_name);
     if (got == compiled_values.end()) continue;
-    if (rule.ignore_non_fp && !c10::isFloatingType(got->second.scalar_type())) continue;
-    if (!CompareOutputs(got->second, eager[k], fp64[k], rule).pass) return true;
+    const bool floating = c10::isFloatingType(got->second.scalar_type());
+    floating_output = floating_output || floating;
+    if (rule.ignore_non_fp && !floating) continue;
+    if (!CompareOutputs(got->second, eager[k], fp64[k], rule).pass) {
+      if (floating) return true;
+      integer_differs = true;
+    }
   }
-  return false;
+  return integer_differs && !floating_output;
 }
 
-// ProposeAround: the divergent node alone, then with its neighbours (a fused kernel may
-// need them).
-bool ProposeAround(ReductionState& state, const Program& p, size_t i) {
-  for (size_t radius = 0; radius <= 2; ++radius) {
+// ProposeAround: each suspect alone, in order (a node that diverges alone only where equal
+// values are ordered otherwise, topk on a near-tie, is passed over for the next one), then
+// the first with its neighbours (a fused kernel may need them).
+bool ProposeAround(ReductionState& state, const Program& p, const std::vector<size_t>& suspects) {
+  std::vector<std::pair<size_t, size_t>> proposals;  // (suspect, radius)
+  for (size_t i : suspects) proposals.emplace_back(i, 0);
+  for (size_t radius = 1; radius <= 2; ++radius) proposals.emplace_back(suspects.front(), radius);
+  for (const auto& [i, radius] : proposals) {
+    if (state.OutOfTime()) return false;
     std::vector<bool> window(p.nodes.size(), false);
     for (size_t j = i >= radius ? i - radius : 0; j <= std::min(p.nodes.size() - 1, i + radius); ++j) window[j] = true;
     try {
@@ -163,14 +178,20 @@ bool LocalizeFirst(ReductionState& state) {
   const Program& p = state.current();
   const AccuracyOptions rule = oracle.check().accuracy;
   const std::vector<bool> relevant = Relevant(p, rule.ignore_non_fp);
-  for (size_t i = 0; i < p.nodes.size() && !state.OutOfTime(); ++i) {
+  // The first few nodes that diverge on their own inputs, in order.
+  constexpr size_t kSuspects = 3;
+  std::vector<size_t> suspects;
+  for (size_t i = 0; i < p.nodes.size() && suspects.size() < kSuspects && !state.OutOfTime(); ++i) {
     if (!relevant[i] || !DivergesAlone(p, i, compiled_values, oracle, weights, weights64, rule)) continue;
     state.Progress("  localize_first: node " + std::to_string(i) + " '" + NodePath(p.nodes[i]) + "' (" + OperatorOf(p.nodes[i]) +
                    ") diverges on its own inputs");
-    return ProposeAround(state, p, i);  // else the proposal did not hold: fall back to the search
+    suspects.push_back(i);
   }
-  state.Progress("  localize_first: no node diverges on its own inputs; falling back to the search");
-  return false;
+  if (suspects.empty()) {
+    state.Progress("  localize_first: no node diverges on its own inputs; falling back to the search");
+    return false;
+  }
+  return ProposeAround(state, p, suspects);  // else no proposal held: fall back to the search
 }
 
 }  // namespace aoti

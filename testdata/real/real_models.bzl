@@ -50,3 +50,23 @@ def planted_case(name, package = None, **kwargs):
     by `srcs`), failing on purpose. Tagged manual: tools/real_models.sh runs it under
     DUMP_AOTI_MINIFIER=1."""
     aoti_model_test(name = name + "_test", size = "large", package = package or ":" + name, tags = ["manual"], **kwargs)
+
+def control_flow_model(name, plants, data = []):
+    """A model that is not one straight line (control flow, data-dependent sizes, state written
+    in forward): <name> and <name>_test, healthy; for each plant ("relu_accuracy",
+    "compile_error_unnamed", ...) <name>_<plant> and its test, failing on purpose (manual;
+    tools/real_models.sh)."""
+    aoti_package(name = name, model = name + ".py", data = data)
+    aoti_model_test(name = name + "_test", size = "medium", package = ":" + name)
+    for plant in plants:
+        unnamed = plant.endswith("_unnamed")
+        kwargs, configs = PLANTS[plant[:-len("_unnamed")] if unnamed else plant]
+        aoti_package(
+            name = name + "_" + plant,
+            model = name + ".py",
+            data = data,
+            model_kwargs = kwargs,
+            inductor_configs = dict(configs, **UNNAMED) if unnamed else configs,
+            tags = ["manual"],
+        )
+        planted_case(name + "_" + plant)
