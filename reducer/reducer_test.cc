@@ -122,7 +122,6 @@ INSTANTIATE_TEST_SUITE_P(
         // it), or after a data-dependent size (specialised to the size observed).
         Scenario{"cond_block_relu_accuracy", "accuracy", "aten.relu.default", false, 2},
         Scenario{"cond_block_compile_error", "compile error", "aten.relu.default", false, 2},
-        Scenario{"cond_block_runtime_error_unnamed", "signal SIGABRT", "aten.relu.default", false, 2},
         Scenario{"while_block_runtime_error", "signal SIGABRT", "aten.relu.default", false, 2},
         Scenario{"scan_block_compile_error", "compile error", "aten.relu.default", false, 2},
         Scenario{"autocast_block_relu_accuracy", "accuracy", "aten.relu.default", false, 2},

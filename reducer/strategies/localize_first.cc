@@ -7,6 +7,7 @@
 // neighbours. When
 // exposing the intermediates hides the bug (nothing diverges, or the candidate passes),
 // the strategy gives way to the search.
+#include <functional>
 #include <map>
 
 #include "harness/interpreter.h"
@@ -46,6 +47,40 @@ std::vector<bool> Relevant(const Program& p, bool floating_only) {
     }
   }
   return relevant;
+}
+
+// ReadsOrMakesWrittenValues: for each node, whether a value it reads or makes, or memory it
+// shares (a view's base), is written in place by a later node (routing weights divided in
+// place after the topk that made them). The compiled program exposes such a value as the
+// write left it, not as the node made or read it, so the node cannot be judged alone from
+// the exposed values. (A node's own in-place write, a relu_, is judged as before.)
+std::vector<bool> ReadsOrMakesWrittenValues(const Program& p) {
+  std::map<std::string, std::string> parent;
+  std::function<std::string(const std::string&)> find = [&](const std::string& v) -> std::string {
+    auto it = parent.find(v);
+    if (it == parent.end() || it->second == v) return v;
+    return it->second = find(it->second);
+  };
+  for (const auto& n : p.nodes) {
+    for (const auto& base : AliasedValueNames(n)) {
+      for (const auto& out : NodeOutputNames(n)) parent[find(out)] = find(base);
+    }
+  }
+  std::map<std::string, size_t> last_write;  // memory class -> the last node writing it
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    for (const auto& v : MutatedValueNames(p.nodes[i])) last_write[find(v)] = i;
+  }
+  std::vector<bool> out(p.nodes.size(), false);
+  if (last_write.empty()) return out;
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    std::vector<std::string> values = NodeInputNames(p.nodes[i]);
+    for (const auto& v : NodeOutputNames(p.nodes[i])) values.push_back(v);
+    for (const auto& v : values) {
+      auto it = last_write.find(find(v));
+      if (it != last_write.end() && it->second > i) out[i] = true;
+    }
+  }
+  return out;
 }
 
 // On 3 nodes or fewer the search needs no more compiles than the exposed program costs.
@@ -178,11 +213,14 @@ bool LocalizeFirst(ReductionState& state) {
   const Program& p = state.current();
   const AccuracyOptions rule = oracle.check().accuracy;
   const std::vector<bool> relevant = Relevant(p, rule.ignore_non_fp);
+  const std::vector<bool> written = ReadsOrMakesWrittenValues(p);
   // The first few nodes that diverge on their own inputs, in order.
   constexpr size_t kSuspects = 3;
   std::vector<size_t> suspects;
   for (size_t i = 0; i < p.nodes.size() && suspects.size() < kSuspects && !state.OutOfTime(); ++i) {
-    if (!relevant[i] || !DivergesAlone(p, i, compiled_values, oracle, weights, weights64, rule)) continue;
+    if (!relevant[i] || written[i] || !DivergesAlone(p, i, compiled_values, oracle, weights, weights64, rule)) {
+      continue;
+    }
     state.Progress("  localize_first: node " + std::to_string(i) + " '" + NodePath(p.nodes[i]) + "' (" + OperatorOf(p.nodes[i]) +
                    ") diverges on its own inputs");
     suspects.push_back(i);
