@@ -65,7 +65,14 @@ PROGRAMS = [
             note="12 blocks, the relu in block 6"),
     program("deep_stack_relu_accuracy", "bench/programs/deep_stack.py", {R: "accuracy"}, "accuracy", "relu",
             note="12 blocks, the relu in block 6"),
+    program("cond_block_relu_accuracy", "testdata/reduce/control_flow_block.py", {R: "accuracy"}, "accuracy", "relu",
+            {"kind": "cond"}, note="torch.cond, the relu in the branch taken"),
+    program("while_block_compile_error", "testdata/reduce/control_flow_block.py", {R: "compile_error"}, "none", "relu",
+            {"kind": "while"}, note="while_loop, the relu in its body"),
+    program("mask_block_compile_error", "testdata/reduce/control_flow_block.py", {R: "compile_error"}, "none", "relu",
+            {"kind": "mask"}, note="the relu after a boolean mask (a data-dependent size)"),
 ]
+CONTROL_FLOW = ["cond_block_relu_accuracy", "while_block_compile_error", "mask_block_compile_error"]
 SUBSET = ["relu_cos_compile_error", "log1p_relu_where", "mlp_runtime_error"]
 
 
@@ -256,6 +263,7 @@ def main():
     ap.add_argument("--op-library", default="", help="testdata/custom_ops/test_ops_for_python.so")
     ap.add_argument("--work", default="", help="where packages, repros and logs go (default: a new temp dir)")
     ap.add_argument("--subset", action="store_true", help=f"only {', '.join(SUBSET)} (about 10 minutes)")
+    ap.add_argument("--control-flow", action="store_true", help=f"only {', '.join(CONTROL_FLOW)}")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per reduction")
     ap.add_argument("--warm-machine", action="store_true",
                     help="both sides start with inductor's precompiled headers built, as on a machine that "
@@ -263,7 +271,8 @@ def main():
     ap.add_argument("programs", nargs="*")
     args = ap.parse_args()
     known = {p["name"]: p for p in PROGRAMS}
-    names = args.programs or (SUBSET if args.subset else [p["name"] for p in PROGRAMS])
+    names = args.programs or (SUBSET if args.subset else CONTROL_FLOW if args.control_flow else
+                              [p["name"] for p in PROGRAMS])
     for n in names:
         if n not in known:
             raise SystemExit(f"bench: unknown program '{n}'; known: {', '.join(known)}")

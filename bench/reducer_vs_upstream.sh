@@ -7,6 +7,8 @@
 #   bash bench/reducer_vs_upstream.sh            # all, every run cold (35 min on 2 cores)
 #   bash bench/reducer_vs_upstream.sh --subset   # three small programs, about 10 minutes;
 #                                                # writes bench/RESULTS-subset.md
+#   bash bench/reducer_vs_upstream.sh --control-flow  # a cond, a while_loop and a boolean
+#                                                # mask; writes bench/RESULTS-control-flow.md
 #   bash bench/reducer_vs_upstream.sh PROGRAM... # some; writes bench/RESULTS-some.md
 #   bash bench/reducer_vs_upstream.sh --warm-machine  # all, both sides starting with
 #                                                # inductor's precompiled headers built (a
@@ -26,9 +28,11 @@ prev=""
 for a in "$@"; do
   case "$a" in
     --subset) out=bench/RESULTS-subset.md ;;
+    --control-flow) out=bench/RESULTS-control-flow.md ;;
     --warm-machine) [ "$out" != bench/RESULTS.md ] || out=bench/RESULTS-warm-machine.md ;;
     --*) ;;
-    *) [[ "$prev" == --timeout || "$prev" == --work ]] || { [ "$out" = bench/RESULTS-subset.md ] || out=bench/RESULTS-some.md; } ;;
+    *) [[ "$prev" == --timeout || "$prev" == --work ]] ||
+         [[ "$out" == bench/RESULTS-subset.md || "$out" == bench/RESULTS-control-flow.md ]] || out=bench/RESULTS-some.md ;;
   esac
   prev="$a"
 done
