@@ -11,8 +11,6 @@ namespace {
 
 using json = nlohmann::json;
 
-json TensorArg(const std::string& name) { return json{{"as_tensor", {{"name", name}}}}; }
-
 // Elements: the value names of a list argument (a cond's operands).
 std::vector<std::string> Elements(const json& list) {
   std::vector<std::string> out;
@@ -47,12 +45,7 @@ Program AsProgram(const Program& program, const Graph& g) {
                   {"range_constraints", program.document.value("range_constraints", json::object())}};
   for (const auto& a : g.inputs) {
     if (!a.contains("as_tensor")) throw EditRefused("the subgraph '" + g.name + "' takes an input that is not a tensor");
-    InputSpecEntry e;
-    e.kind = InputKind::kUserInput;
-    e.arg = a;
-    e.value_name = a.at("as_tensor").at("name").get<std::string>();
-    e.raw = json{{"arg", a}};
-    sub.input_specs.push_back(std::move(e));
+    sub.input_specs.push_back(UserInputSpec(a.at("as_tensor").at("name").get<std::string>()));
   }
   for (const auto& a : g.outputs) {
     if (!a.contains("as_tensor")) throw EditRefused("the subgraph '" + g.name + "' returns a value that is not a tensor");
@@ -166,12 +159,7 @@ void AddInput(Program* p, const std::string& name, const json& meta, const std::
   for (const auto& s : p->input_specs) {
     if (s.value_name == name) return;
   }
-  InputSpecEntry e;
-  e.kind = InputKind::kUserInput;
-  e.value_name = name;
-  e.arg = TensorArg(name);
-  e.raw = json{{"arg", e.arg}};
-  p->input_specs.push_back(std::move(e));
+  p->input_specs.push_back(UserInputSpec(name));
   p->document["graph_module"]["graph"]["tensor_values"][name] = meta;
   p->tensor_values[name] = TensorMetaFromJson(name, meta, what);
 }

@@ -12,8 +12,6 @@ namespace {
 
 using json = nlohmann::json;
 
-json TensorArg(const std::string& name) { return json{{"as_tensor", {{"name", name}}}}; }
-
 bool IsSymValue(const Program& p, const std::string& name) { return p.tensor_values.count(name) == 0; }
 
 // SpecialiseSymInts: symbolic ints named in `values` become those literal ints in an
@@ -108,6 +106,31 @@ void FinishEdit(Program* p) {
     if (used.count(it.key())) ++it;
     else it = tv.erase(it);
   }
+}
+
+json TensorArg(const std::string& name) { return json{{"as_tensor", {{"name", name}}}}; }
+
+InputSpecEntry UserInputSpec(const std::string& name) {
+  InputSpecEntry e;
+  e.kind = InputKind::kUserInput;
+  e.value_name = name;
+  e.arg = TensorArg(name);
+  e.raw = json{{"arg", e.arg}};
+  return e;
+}
+
+AliasClasses::AliasClasses(const Program& program) {
+  for (const auto& n : program.nodes) {
+    for (const auto& base : AliasedValueNames(n)) {
+      for (const auto& out : NodeOutputNames(n)) parent_[Of(out)] = Of(base);
+    }
+  }
+}
+
+std::string AliasClasses::Of(const std::string& v) {
+  auto it = parent_.find(v);
+  if (it == parent_.end() || it->second == v) return v;
+  return it->second = Of(it->second);
 }
 
 json RenameValues(const json& arg, const std::map<std::string, std::string>& rename) {
@@ -521,12 +544,7 @@ void SetInputs(const Program& program, const KeptValues& kept, const std::set<st
     if (IsSymValue(program, v)) {
       throw EditRefused("cutting at '" + v + "' would make a symbolic value an input, which is not supported");
     }
-    InputSpecEntry e;
-    e.kind = InputKind::kUserInput;
-    e.value_name = v;
-    e.arg = TensorArg(v);
-    e.raw = json{{"arg", e.arg}};
-    cut.push_back(std::move(e));
+    cut.push_back(UserInputSpec(v));
   }
   std::vector<InputSpecEntry> ordered;
   for (const auto& s : p->input_specs) if (s.kind != InputKind::kUserInput) ordered.push_back(s);
@@ -575,19 +593,9 @@ Program EliminateDeadCode(const Program& program) {
     for (const auto& n : names) live.insert(n);
     if (!s.value_name.empty()) live.insert(s.value_name);
   }
-  // Values that may share memory (a view and its base, an in-place result and its self),
-  // as classes of one representative each.
-  std::map<std::string, std::string> parent;
-  std::function<std::string(const std::string&)> find = [&](const std::string& v) -> std::string {
-    auto it = parent.find(v);
-    if (it == parent.end() || it->second == v) return v;
-    return it->second = find(it->second);
-  };
-  for (const auto& n : p.nodes) {
-    for (const auto& base : AliasedValueNames(n)) {
-      for (const auto& out : NodeOutputNames(n)) parent[find(out)] = find(base);
-    }
-  }
+  // Values that may share memory (a view and its base, an in-place result and its self).
+  AliasClasses classes(p);
+  const auto find = [&](const std::string& v) { return classes.Of(v); };
   std::set<std::string> live_classes;
   for (const auto& v : live) live_classes.insert(find(v));
   // A write to a program input (a buffer, or memory tied to one, a user input) outlives the

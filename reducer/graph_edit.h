@@ -75,6 +75,25 @@ std::map<std::string, at::Tensor> UserOutputsByName(const Program& program,
 // specialised to the value export observed. Empty for a static program.
 std::vector<std::string> DynamicShapeNotes(const Program& original, const Program& reduced);
 
+// TensorArg: the Argument union naming tensor value `name` ({"as_tensor": {"name": ...}}).
+nlohmann::json TensorArg(const std::string& name);
+
+// UserInputSpec: an input spec making tensor value `name` a user input of the program.
+InputSpecEntry UserInputSpec(const std::string& name);
+
+// AliasClasses: the program's values grouped by the memory they may share (a view and its
+// base, an in-place result and its self, from the operators' alias annotations), each class
+// named by one representative.
+class AliasClasses {
+ public:
+  explicit AliasClasses(const Program& program);
+  // Of: the representative of v's class (v itself when it shares with nothing).
+  std::string Of(const std::string& v);
+
+ private:
+  std::map<std::string, std::string> parent_;
+};
+
 // RenameValues: an Argument union with the value names `rename` maps replaced (literals and
 // subgraphs, which are scopes of their own, as they are).
 nlohmann::json RenameValues(const nlohmann::json& arg, const std::map<std::string, std::string>& rename);

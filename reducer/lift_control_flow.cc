@@ -35,8 +35,6 @@ std::string Join(const std::string& scope, const std::string& name) { return sco
 
 std::string Identifier(const std::string& address) { return AddressAsName(address); }
 
-json TensorArg(const std::string& name) { return json{{"as_tensor", {{"name", name}}}}; }
-
 // The serialized metadata tables of one graph (the program's, or a subgraph's).
 struct GraphMeta {
   const std::map<std::string, TensorMeta>* tensor_values = nullptr;

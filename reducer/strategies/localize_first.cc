@@ -7,7 +7,6 @@
 // neighbours. When
 // exposing the intermediates hides the bug (nothing diverges, or the candidate passes),
 // the strategy gives way to the search.
-#include <functional>
 #include <map>
 
 #include "harness/interpreter.h"
@@ -55,17 +54,8 @@ std::vector<bool> Relevant(const Program& p, bool floating_only) {
 // write left it, not as the node made or read it, so the node cannot be judged alone from
 // the exposed values. (A node's own in-place write, a relu_, is judged as before.)
 std::vector<bool> ReadsOrMakesWrittenValues(const Program& p) {
-  std::map<std::string, std::string> parent;
-  std::function<std::string(const std::string&)> find = [&](const std::string& v) -> std::string {
-    auto it = parent.find(v);
-    if (it == parent.end() || it->second == v) return v;
-    return it->second = find(it->second);
-  };
-  for (const auto& n : p.nodes) {
-    for (const auto& base : AliasedValueNames(n)) {
-      for (const auto& out : NodeOutputNames(n)) parent[find(out)] = find(base);
-    }
-  }
+  AliasClasses classes(p);
+  const auto find = [&](const std::string& v) { return classes.Of(v); };
   std::map<std::string, size_t> last_write;  // memory class -> the last node writing it
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     for (const auto& v : MutatedValueNames(p.nodes[i])) last_write[find(v)] = i;
