@@ -2,7 +2,12 @@
 // corpus, AOTI-compiled): state written in forward starts from the package's own every run,
 // inputs that break a data-dependent size's range are the inputs' failure, and a construct
 // the harness does not run is a verdict of its own, never a missing library.
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <ATen/ops/scalar_tensor.h>
 #include <gmock/gmock.h>
@@ -14,6 +19,9 @@
 #include "harness/pt2_archive.h"
 #include "harness/temp_dir.h"
 #include "plugin/check_flags.h"
+#include "plugin/flags.h"
+#include "reducer/artifacts.h"
+#include "reducer/reducer.h"
 
 namespace aoti {
 namespace {
@@ -51,6 +59,38 @@ TEST(State, ASecondCheckInTheSameProcessStartsAfresh) {
     const CheckReport r = CheckAotiMatchesEager(Corpus("kv_cache"), nullptr, options);
     EXPECT_TRUE(r.pass) << "check " << i + 1 << ": " << r.message;
   }
+}
+
+// repro.py starts every run from the program's own state too: a repro of the KV cache judged
+// by two votes under the strict rule (the compiled model against eager) passes, run after
+// run. (Eager on ep.module() wrote the program's own buffers, so its second vote started at
+// step 2 against the compiled model's step 1, and a healthy repro "reproduced".)
+TEST(State, TheReproStartsFromTheProgramsOwnStateEveryRun) {
+  ASSERT_FALSE(FLAGS_aoti_python.empty()) << "--aoti_python is required";
+  auto archive = Pt2Archive::Open(Corpus("kv_cache"));
+  ReduceResult r;
+  r.original = r.minimal = Program::Parse(archive->ProgramJson("model"), "kv_cache");
+  r.model = "model";
+  r.failure_class = "accuracy";
+  r.message = "output 0 differs";
+  r.final_archive = Corpus("kv_cache");
+  r.inductor_configs_json = "{}";
+  r.nodes_before = r.nodes_after = r.minimal.nodes.size();
+  ReduceSpec spec;
+  spec.package = Corpus("kv_cache");
+  spec.check = CheckOptionsFromFlags();
+  spec.check.accuracy.mode = AccuracyMode::kStrict;
+  spec.check.votes = 2;
+  TempDir dir("kv_cache_repro");
+  const std::string out = dir.path() + "/repro";
+  WriteArtifacts(r, spec, ReduceOptions(), out);
+  const std::string log = dir.path() + "/repro.log";
+  const int status = std::system((FLAGS_aoti_python + " " + out + "/repro.py > " + log + " 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  std::ifstream in(log);
+  const std::string printed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(WEXITSTATUS(status), 0) << printed;
+  EXPECT_THAT(printed, HasSubstr("run 2 of 2"));
 }
 
 // data_dependent.py checks item() into [1, 8] (torch._check): k = 9 breaks the program's own
