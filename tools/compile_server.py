@@ -28,7 +28,6 @@ Answers: {"id", "ok", "phase" ("load" | "compile" | "done"), "seconds", "out",
 import io
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -155,25 +154,6 @@ def private_inductor_cache():
     return os.environ["TORCHINDUCTOR_CACHE_DIR"]
 
 
-def probe_isas_at_once(cpu_vec_isa):
-    """Inductor probes the host's vector ISAs one after the other, a test compile and a
-    load each (about 3 s apiece here). Each answer is cached on its ISA object, so probing
-    the ISAs the CPU claims on threads of their own (the compiles are processes) leaves
-    valid_vec_isa_list only the cached answers to read. Where this wheel's module lacks
-    what is used here, nothing is done and inductor probes as usual."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    checker = getattr(cpu_vec_isa, "x86_isa_checker", None)
-    candidates = getattr(cpu_vec_isa, "supported_vec_isa_list", None)
-    if checker is None or candidates is None or platform.machine() not in ("x86_64", "AMD64"):
-        return
-    flags = checker()
-    claimed = [isa for isa in candidates if all(flag in flags for flag in str(isa).split())]
-    if len(claimed) > 1:
-        with ThreadPoolExecutor(len(claimed)) as pool:
-            list(pool.map(bool, claimed))
-
-
 def log(message):
     """One line of progress in the server's log (its stderr)."""
     print(f"compile_server: {message}", file=sys.stderr, flush=True)
@@ -215,11 +195,10 @@ def main(argv=None):
     # they cost nothing when the client started this server ahead of its first compile.
     probe = time.time()
     try:
-        from torch._inductor import cpu_vec_isa
-
-        probe_isas_at_once(cpu_vec_isa)
-        isas = cpu_vec_isa.valid_vec_isa_list()
-        log(f"vector ISAs probed in {time.time() - probe:.1f} s: {' '.join(str(i) for i in isas) or 'none'}")
+        pch = flag_value(argv, "--precompiled-headers")
+        isas = package_model.probe_vector_isas(os.path.join(os.path.dirname(os.path.abspath(pch)), "vector_isas")
+                                               if pch else None)
+        log(f"vector ISAs probed in {time.time() - probe:.1f} s: {' '.join(isas) or 'none'}")
     except Exception as e:  # the first compile probes again and reports what fails
         log(f"probing the vector ISAs failed: {e}")
     # Anything printed to stdout, from Python or a native library, goes to the log.

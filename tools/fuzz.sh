@@ -7,7 +7,8 @@
 # --seconds N: each target runs N seconds (default 30, the CI smoke test).
 # --runs N:    each target runs N executions (the note's figure: --runs 1000000).
 # TARGET: pt2_archive, program_json, package_manifest, case_file, raw_tensor, interpreter
-# (programs that parse but are wrong, run by the eager interpreter) (default: all).
+# (programs that parse but are wrong, run by the eager interpreter) (default: all), two at a
+# time (AOTI_FUZZ_PARALLEL).
 # Everything goes to $AOTI_FUZZ_OUT (default $TMPDIR/aoti_fuzz): per target its seeds,
 # the corpus libFuzzer grows, the log, and any crashing input (crash-*, leak-*, ...).
 # Exit status 1 when any target crashed, leaked, ran out of memory or hung past 30 s; the
@@ -98,22 +99,33 @@ fuzz_bin="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
 # Whole archives need room; the JSON readers are fuzzed faster on smaller inputs.
 max_len() { case "$1" in pt2_archive|interpreter) echo 65536 ;; case_file) echo 4096 ;; *) echo 16384 ;; esac; }
 
-status=0
-rows=()
+# Two targets at a time: each libFuzzer run is one process on one core.
+parallel="${AOTI_FUZZ_PARALLEL:-2}"
 for t in "${targets[@]}"; do
   dir="$out/$t"
   mkdir -p "$dir/corpus" "$dir/crashes"
   echo "[fuzz] $t: $limit_text" >&2
   # Inputs from earlier runs stay where they are (they are the user's to replay); this
   # run counts only what it writes itself.
+  touch "$dir/.run_started"
+  rm -f "$dir/.exit_status"
+  while (( $(jobs -rp | wc -l) >= parallel )); do wait -n || true; done
+  (
+    set +e
+    ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1" UBSAN_OPTIONS="print_stacktrace=1" \
+      "$fuzz_bin/${t}_fuzzer" "${limit[@]}" -rss_limit_mb=4096 -max_len="$(max_len "$t")" -timeout=30 -report_slow_units=10 \
+      -artifact_prefix="$dir/crashes/" -print_final_stats=1 "$dir/corpus" "$dir/seeds" >"$dir/log.txt" 2>&1
+    echo $? >"$dir/.exit_status"
+  ) &
+done
+wait
+
+status=0
+rows=()
+for t in "${targets[@]}"; do
+  dir="$out/$t"
   since="$dir/.run_started"
-  touch "$since"
-  set +e
-  ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1" UBSAN_OPTIONS="print_stacktrace=1" \
-    "$fuzz_bin/${t}_fuzzer" "${limit[@]}" -rss_limit_mb=4096 -max_len="$(max_len "$t")" -timeout=30 -report_slow_units=10 \
-    -artifact_prefix="$dir/crashes/" -print_final_stats=1 "$dir/corpus" "$dir/seeds" >"$dir/log.txt" 2>&1
-  rc=$?
-  set -e
+  rc="$(cat "$dir/.exit_status" 2>/dev/null || echo "?")"
   runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$dir/log.txt" | grep -o '[0-9]*$' | tail -1)"
   secs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "$dir/log.txt" | grep -o 'in [0-9]*' | grep -o '[0-9]*' | tail -1)"
   # A slow unit (one input over -report_slow_units seconds, wall time) is not a fault: on a
@@ -121,7 +133,7 @@ for t in "${targets[@]}"; do
   # timeout-* past -timeout and fails the run like a crash, leak or out-of-memory.
   crashes="$(find "$dir/crashes" -type f -newer "$since" ! -name 'slow-unit-*' | wc -l)"
   slow="$(find "$dir/crashes" -type f -newer "$since" -name 'slow-unit-*' | wc -l)"
-  if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+  if [ "$rc" != 0 ] || [ "$crashes" -ne 0 ]; then
     status=1
     first="$(find "$dir/crashes" -type f -newer "$since" ! -name 'slow-unit-*' | head -1)"
     rows+=("| $t | ${runs:-?} | ${secs:-?} | $crashes (exit $rc) | $slow | ${first:-see $dir/log.txt} |")

@@ -58,6 +58,63 @@ def log(msg):
     print(f"[package_model] {msg}", file=sys.stderr, flush=True)
 
 
+def probe_isas_at_once(cpu_vec_isa):
+    """Inductor probes the host's vector ISAs one after the other, a test compile and a
+    load each (about 3 s apiece here). Each answer is cached on its ISA object, so probing
+    the ISAs the CPU claims on threads of their own (the compiles are processes) leaves
+    valid_vec_isa_list only the cached answers to read. Where this wheel's module lacks
+    what is used here, nothing is done and inductor probes as usual."""
+    import platform
+    from concurrent.futures import ThreadPoolExecutor
+
+    checker = getattr(cpu_vec_isa, "x86_isa_checker", None)
+    candidates = getattr(cpu_vec_isa, "supported_vec_isa_list", None)
+    if checker is None or candidates is None or platform.machine() not in ("x86_64", "AMD64"):
+        return
+    flags = checker()
+    claimed = [isa for isa in candidates if all(flag in flags for flag in str(isa).split())]
+    if len(claimed) > 1:
+        with ThreadPoolExecutor(len(claimed)) as pool:
+            list(pool.map(bool, claimed))
+
+
+def probe_vector_isas(shared_dir=None):
+    """The host's vector ISAs, probed once per machine rather than once per process.
+
+    Inductor compiles a test program per ISA and loads it (about 7 s of g++ here) in its
+    cache directory, which is each packaging action's own: every package paid for it. The
+    test programs are built in `shared_dir` instead (by default beside the headers inductor
+    precompiles, <tempdir>/torchinductor_<user>), where inductor names each by its code,
+    flags and compiler and locks it while building; each is still loaded afresh by a child
+    process, and the answers stay cached in this process for its compiles. The compile's
+    own cache directory is restored before anything else is compiled. On any problem the
+    probes run in the process's own cache, as inductor does. Returns the ISAs' names."""
+    from torch._inductor import cpu_vec_isa
+
+    own = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    try:
+        if shared_dir is None:
+            from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+            shared_dir = os.path.join(default_cache_dir(), "aoti_harness_vector_isas")
+        os.makedirs(shared_dir, exist_ok=True)
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = shared_dir
+        probe_isas_at_once(cpu_vec_isa)
+        isas = cpu_vec_isa.valid_vec_isa_list()
+    except Exception as e:
+        log(f"the vector ISAs are not probed in {shared_dir} ({type(e).__name__}: {e}); probed here instead")
+        isas = None
+    finally:
+        if own is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = own
+    if isas is None:
+        probe_isas_at_once(cpu_vec_isa)
+        isas = cpu_vec_isa.valid_vec_isa_list()
+    return [str(i) for i in isas]
+
+
 # The same list as harness/subprocess.cc (StrippedTorchVariables); "*" ends a prefix.
 STRIPPED_TORCH_VARIABLES = (
     "DUMP_AOTI_MINIFIER", "AOTINDUCTOR_REPRO_LEVEL", "TORCHDYNAMO_REPRO_*", "TORCH_COMPILE_DEBUG",
@@ -969,6 +1026,8 @@ def package(args):
             compile_rec = {"status": "skipped", "seconds": 0.0}
         else:
             log(f"AOTI compile with inductor configs {json.dumps(configs, sort_keys=True)}")
+            if not args.device or args.device == "cpu":
+                probe_vector_isas()
             aoti_pt2 = os.path.join(workdir, "aoti.pt2")
             compile_rec = compile_aoti(ep, configs, aoti_pt2)
             # The package AOTI wrote holds the provenance record already, when it was asked for.
