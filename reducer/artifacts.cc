@@ -543,9 +543,7 @@ std::string DiagnosisOfRepro(const ReduceResult& r) {
   evidence.host = DetectHost();
   evidence.culprit = r.culprit;
   evidence.reduced_nodes = r.nodes_after;
-  for (const auto& n : r.minimal.nodes) {
-    if (n.name == r.culprit) evidence.culprit_op = OperatorOf(n);
-  }
+  evidence.culprit_op = CulpritOperator(r.minimal, r.culprit_path.empty() ? r.culprit : r.culprit_path);
   for (const auto& p : r.error_profiles) {
     if (p.where != "the repro") continue;
     OutputFiniteness o;

@@ -235,6 +235,17 @@ std::string OperatorOf(const Node& node) {
   return ops.size() == 1 ? *ops.begin() : ShortTarget(node.target);
 }
 
+std::string CulpritOperator(const Program& program, const std::string& culprit) {
+  std::string op;
+  for (const Node& n : program.nodes) {
+    if (n.name == culprit || NodePath(n) == culprit) return OperatorOf(n);
+    ForEachNode({n}, [&](const Node& inner, const std::string& scope) {
+      if (!scope.empty() && NodePath(inner, scope) == culprit) op = OperatorOf(inner);
+    });
+  }
+  return op;
+}
+
 namespace {
 
 // What the kept nodes make and read: values made by kept nodes, values they read that no

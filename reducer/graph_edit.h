@@ -113,4 +113,9 @@ std::vector<std::string> OperatorNames(const Program& program);
 // of recorded values aside), that op's.
 std::string OperatorOf(const Node& node);
 
+// CulpritOperator: the operator of the culprit `culprit` names in `program`: a top-level
+// node's name, or the address of a node inside control flow kept around it
+// (while_loop/while_loop_body_graph_0/relu); "" when the program has no such node.
+std::string CulpritOperator(const Program& program, const std::string& culprit);
+
 }  // namespace aoti

@@ -358,16 +358,32 @@ Verdict FinalCheck(Reduction& x, const ReductionState& state) {
   result.dynamic_shapes = DynamicShapeNotes(result.original, result.minimal);
   // The culprit: the node a localizing strategy named, where the minimal program still
   // has it; else the one node left.
+  // A culprit inside control flow kept around it is named by its address
+  // (while_loop/while_loop_body_graph_0/relu): the top-level node is the op holding it.
+  std::string inner_culprit;
   for (const auto& entry : state.log()) {
     if (entry.culprit.empty()) continue;
     for (const auto& n : result.minimal.nodes) {
-      if (n.name == entry.culprit) result.culprit = entry.culprit;
+      if (n.name == entry.culprit) {
+        result.culprit = entry.culprit;
+        inner_culprit.clear();
+      }
+      ForEachNode({n}, [&](const Node& inner, const std::string& scope) {
+        if (!scope.empty() && NodePath(inner, scope) == entry.culprit) {
+          result.culprit = n.name;
+          inner_culprit = entry.culprit;
+        }
+      });
     }
   }
   if (result.culprit.empty() && result.minimal.nodes.size() == 1) result.culprit = result.minimal.nodes[0].name;
   for (const auto& n : result.minimal.nodes) {
     if (result.culprit.empty() || n.name != result.culprit) continue;
     result.culprit_path = NodePath(n);
+    if (!inner_culprit.empty()) {
+      result.culprit_path = inner_culprit;
+      continue;
+    }
     // Control flow kept around one op: that op's address inside it.
     if (!HigherOrderName(n).empty() && OperatorOf(n) != ShortTarget(n.target)) {
       ForEachNode({n}, [&](const Node& inner, const std::string& scope) {
@@ -455,7 +471,7 @@ void RunStageLadder(Reduction& x, const ReductionState& state, const Program& st
     if (o.ok()) ladder.run_seconds_before = o.seconds;
   }
   // The original as the sanity check compiled it (its call signature flat, as every candidate's).
-  result.stage = FindStageAndWorkaround(x.oracle, start_program, result.minimal, result.culprit, ladder,
+  result.stage = FindStageAndWorkaround(x.oracle, start_program, result.minimal, result.culprit_path.empty() ? result.culprit : result.culprit_path, ladder,
                                         [&] { return state.OutOfTime(); }, x.progress);
   result.stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
 }

@@ -128,35 +128,57 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"mask_block_compile_error", "compile error", "aten.relu.default", false, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// The control flow kept (lift_control_flow off, as for a failure that needs the cond itself):
-// the cond stays in the repro, its branch not taken emptied, the branch taken cut down around
-// the relu (reduce_body), each cut edge passed in with the recorded run's value.
-TEST(ControlFlowKept, TheCondStaysAndItsBranchIsCutDown) {
-  TempDir work("aoti_reduce_cond_kept_test");
+// The control flow kept (lift_control_flow off, as for a failure that needs the control flow
+// itself): the op stays in the repro around the relu, found from the failing kernel (whose
+// provenance record names the op, and whose name carries the relu), a cond's branch not
+// taken emptied, each cut edge passed in with the recorded run's value; in 2 compiles, as a
+// straight line's.
+struct KeptScenario {
+  const char* package;
+  const char* failure_class;
+  const char* op;            // the higher-order op left
+  const char* culprit_path;  // the relu's address inside it
+  size_t max_nodes;          // counting the nodes inside the op
+};
+
+class ControlFlowKept : public ::testing::TestWithParam<KeptScenario> {};
+
+TEST_P(ControlFlowKept, TheControlFlowStaysAroundTheCulprit) {
+  const KeptScenario& sc = GetParam();
+  TempDir work("aoti_reduce_kept_test");
   CompileClient client(ServerIn(work));
   ReduceSpec spec;
-  spec.package = FLAGS_packages_dir + "/cond_block_compile_error.pt2";
+  spec.package = FLAGS_packages_dir + "/" + sc.package + ".pt2";
   spec.check = CheckOptionsFromFlags();
   ReduceOptions options;
   options.lift_control_flow = false;
   const ReduceResult r = Reduce(spec, options, &client, work.path(), [](const std::string& line) {
     std::cerr << "[reduce] " << line << "\n";
   });
-  EXPECT_EQ(r.failure_class, "compile error");
+  EXPECT_EQ(r.failure_class, sc.failure_class);
   ASSERT_EQ(r.minimal.nodes.size(), 1u) << FormatGraph(r.minimal);
-  EXPECT_EQ(HigherOrderName(r.minimal.nodes[0]), "cond") << FormatGraph(r.minimal);
+  EXPECT_EQ(HigherOrderName(r.minimal.nodes[0]), sc.op) << FormatGraph(r.minimal);
   EXPECT_THAT(OperatorNames(r.minimal), Contains("aten.relu.default")) << FormatGraph(r.minimal);
-  // The cond, the relu in the branch taken, a clone in the branch not taken.
-  EXPECT_LE(r.nodes_after, 3u) << FormatGraph(r.minimal);
-  EXPECT_EQ(r.culprit_path, "cond/true_graph_0/relu");
+  EXPECT_LE(r.nodes_after, sc.max_nodes) << FormatGraph(r.minimal);
+  EXPECT_EQ(r.culprit_path, sc.culprit_path);
+  EXPECT_LE(r.compiles, 3) << "a culprit inside control flow kept: at most 3 compiles";
   EXPECT_TRUE(r.final_recheck_failed_again);
   std::ostringstream row;
-  row << "| cond_block_compile_error, control flow kept | " << r.failure_class << " | " << r.nodes_before << " | "
+  row << "| " << sc.package << ", control flow kept | " << r.failure_class << " | " << r.nodes_before << " | "
       << r.nodes_after << " | " << r.compiles << " | " << r.cache_hits << " | " << static_cast<int>(r.seconds + 0.5)
       << " s |";
   std::cout << "[aoti] " << row.str() << "\n" << FormatGraph(r.minimal);
   RecordProperty("aoti_reduction", row.str());
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Kept, ControlFlowKept,
+    ::testing::Values(KeptScenario{"cond_block_compile_error", "compile error", "cond", "cond/true_graph_0/relu", 3},
+                      // The loop's body returns what it carries: the relu stays with the nodes its
+                      // value flows through to it, and the counter its condition reads.
+                      KeptScenario{"while_block_runtime_error", "signal SIGABRT", "while_loop",
+                                   "while_loop/while_loop_body_graph_0/relu", 7}),
+    [](const auto& info) { return std::string(info.param.package); });
 
 // A failure that comes and goes: crash_block's custom op returns x + 1 on every other call
 // of the compiled run (AOTI_TEST_FLAKY=1 in the runner only). The package as built is found

@@ -226,9 +226,7 @@ StageReport FindStageAndWorkaround(Oracle& oracle, const Program& original, cons
   r.workaround_budget = options.workaround_budget;
   r.run_seconds_before = options.run_seconds_before;
   r.culprit_node = culprit;
-  for (const Node& n : minimal.nodes) {
-    if (n.name == culprit) r.culprit_op = OperatorOf(n);
-  }
+  r.culprit_op = CulpritOperator(minimal, culprit);
   if (r.culprit_op.empty()) {
     r.why_not = "the repro names no culprit node";
     return r;

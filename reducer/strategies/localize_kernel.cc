@@ -15,6 +15,12 @@
 // program, rarest first. The first suspect is proposed alone, then the second (when its
 // operator never worked elsewhere), then the kernel's nodes together, then the first with
 // its neighbours. When no proposal fails the same way, the search takes over.
+// A kernel generated from a higher-order op's body (a cond's branch, a loop's body) is
+// recorded under the op itself (and the nodes feeding it), not under the body's nodes: its
+// suspects inside are the body's nodes whose operator the kernel's name carries and no
+// other node the record names explains. Each is proposed first with the control flow kept
+// around it (a cond's branch not taken emptied, the rest of the program cut to the op),
+// which is the repro when lifting the control flow does not show the failure.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -23,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reducer/body_edit.h"
 #include "reducer/graph_edit.h"
 #include "reducer/kernel_map.h"
 #include "reducer/strategies/strategy.h"
@@ -252,6 +259,109 @@ Proposals Propose(const Program& p, const KernelNodesFound& found, const std::ve
   return proposals;
 }
 
+// A suspect inside the body of the higher-order op at `hop`: the body node's name, and
+// its address for the progress lines.
+struct BodySuspect {
+  size_t hop = 0;
+  std::string node;
+  std::string address;
+};
+
+// BodySuspects: the failing kernel's suspects inside the bodies of the higher-order ops the
+// record names for it; rarest operator in its body first, two at most.
+std::vector<BodySuspect> BodySuspects(const Program& p, const KernelNodesFound& found) {
+  std::vector<BodySuspect> suspects;
+  if (!found.recorded) return suspects;
+  // What the record's other nodes explain of the kernel's name.
+  std::set<std::string> explained;
+  for (size_t i : found.nodes) {
+    if (HigherOrderName(p.nodes[i]).empty()) explained.insert(OperatorOf(p.nodes[i]));
+  }
+  for (size_t hop : found.nodes) {
+    if (HigherOrderName(p.nodes[hop]).empty()) continue;
+    std::optional<ReducibleBody> body;
+    try {
+      body = BodyToReduce(p, hop);
+    } catch (const HarnessError&) {
+      continue;
+    }
+    if (!body) continue;
+    Program inside;
+    inside.nodes = body->graph.nodes;
+    std::map<std::string, int> count;
+    for (const Node& n : inside.nodes) ++count[OperatorOf(n)];
+    std::vector<size_t> named;
+    for (size_t j : NodesForKernel(inside, found.kernel)) {
+      if (!explained.count(OperatorOf(inside.nodes[j])) && HigherOrderName(inside.nodes[j]).empty()) named.push_back(j);
+    }
+    std::stable_sort(named.begin(), named.end(), [&](size_t a, size_t b) {
+      return count[OperatorOf(inside.nodes[a])] < count[OperatorOf(inside.nodes[b])];
+    });
+    for (size_t j : named) {
+      if (suspects.size() == 2) break;
+      suspects.push_back({hop, inside.nodes[j].name, body->address + "/" + inside.nodes[j].name});
+    }
+  }
+  return suspects;
+}
+
+// KeptAroundBodyNode: `p` cut to the higher-order op at `hop`, its body cut to `node` (a
+// loop's body also to the nodes its value flows through to what the body returns, and to
+// what the loop's condition reads), a cond's branch not taken emptied, every cut edge an
+// input of its recorded value. EditRefused when a cut cannot be made.
+Program KeptAroundBodyNode(const Program& p, size_t hop, const std::string& node) {
+  const std::string op = HigherOrderName(p.nodes[hop]);
+  const std::string hop_name = p.nodes[hop].name;
+  const auto find_hop = [&hop_name](const Program& q) {
+    for (size_t i = 0; i < q.nodes.size(); ++i) {
+      if (q.nodes[i].name == hop_name) return i;
+    }
+    throw EditRefused("the edit lost node '" + hop_name + "'");
+  };
+  // The program cut to the op first: then nothing else reads what its body returns.
+  std::vector<bool> top(p.nodes.size(), false);
+  top[hop] = true;
+  Program q = KeepNodes(p, top, OutputMode::kLast);
+  hop = find_hop(q);
+  std::optional<ReducibleBody> body = BodyToReduce(q, hop);
+  if (!body) throw EditRefused("node '" + hop_name + "' has no body that ran");
+  if (op == "cond") {
+    const Program whole = q;
+    try {
+      q = EmptyUntakenBranch(q, hop, *body);
+      hop = find_hop(q);
+      body = BodyToReduce(q, hop);
+      if (!body) throw EditRefused("node '" + hop_name + "' has no body that ran");
+    } catch (const EditRefused&) {
+      q = whole;  // emptied already, or it cannot be: the branch stays as it is
+      hop = find_hop(q);
+      body = BodyToReduce(q, hop);
+    }
+  }
+  const BodyOutputs outputs =
+      op == "cond" || op == "wrap_with_autocast" || op == "wrap_with_set_grad_enabled" ? BodyOutputs::kLast
+                                                                                        : BodyOutputs::kPreserve;
+  std::vector<bool> keep = KeptForTermination(q, hop, *body);
+  bool found = false;
+  std::set<std::string> reached;  // the node's values, and (a loop's body) what reads them
+  for (size_t j = 0; j < body->graph.nodes.size(); ++j) {
+    const Node& n = body->graph.nodes[j];
+    bool take = n.name == node;
+    // A loop's body returns what it carries: the node's value reaches those outputs only
+    // through the nodes after it that read it, kept too (else the node is dead code, and
+    // the compiled body never runs it).
+    if (!take && found && outputs == BodyOutputs::kPreserve) {
+      for (const std::string& in : NodeInputNames(n)) take = take || reached.count(in);
+    }
+    if (!take) continue;
+    keep[j] = true;
+    found = true;
+    for (const std::string& out : NodeOutputNames(n)) reached.insert(out);
+  }
+  if (!found) throw EditRefused("no node '" + node + "' in " + body->address);
+  return KeepBodyNodes(q, hop, *body, keep, outputs);
+}
+
 }  // namespace
 
 std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
@@ -289,6 +399,16 @@ bool LocalizeKernel(ReductionState& state) {
                  "; first suspect '" + NodePath(p.nodes[anchor]) + "' (" + OperatorOf(p.nodes[anchor]) + ")");
   const std::string env = PrinterEnvText(state.oracle());
   const std::string blocking = env.empty() ? "" : " (run with " + env + ")";
+  for (const BodySuspect& b : BodySuspects(p, *found)) {
+    if (state.OutOfTime()) break;
+    const std::string what = "node '" + b.address + "' of kernel " + found->kernel + ", its " +
+                             HigherOrderName(p.nodes[b.hop]) + " kept around it" + blocking;
+    try {
+      if (state.Try(KeptAroundBodyNode(p, b.hop, b.node), "localize_kernel", what, b.address)) return true;
+    } catch (const EditRefused& e) {
+      state.Progress("  localize_kernel: " + what + " cannot be cut: " + e.what());
+    }
+  }
   for (const auto& [keep, what] : Propose(p, *found, ranked, worked, blocking)) {
     if (state.OutOfTime()) break;
     try {
