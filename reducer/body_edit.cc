@@ -344,6 +344,27 @@ void ReturnWhatTheBodyReturns(Program* p, size_t hop, const OperandSlot& slot, c
 
 }  // namespace
 
+BodyOutputs BodyOutputsOf(const Node& hop) {
+  const std::string op = HigherOrderName(hop);
+  return op == "cond" || op == "wrap_with_autocast" || op == "wrap_with_set_grad_enabled" ? BodyOutputs::kLast
+                                                                                          : BodyOutputs::kPreserve;
+}
+
+std::vector<bool> FlowsFrom(const Graph& body, size_t from, const std::vector<bool>& through) {
+  std::vector<bool> flows(body.nodes.size(), false);
+  flows[from] = true;
+  const std::vector<std::string> made = NodeOutputNames(body.nodes[from]);
+  std::set<std::string> reached(made.begin(), made.end());
+  for (size_t j = from + 1; j < body.nodes.size(); ++j) {
+    if (!through.empty() && !through[j]) continue;
+    const std::vector<std::string> ins = NodeInputNames(body.nodes[j]);
+    if (std::none_of(ins.begin(), ins.end(), [&](const std::string& in) { return reached.count(in) > 0; })) continue;
+    flows[j] = true;
+    for (const std::string& out : NodeOutputNames(body.nodes[j])) reached.insert(out);
+  }
+  return flows;
+}
+
 Program KeepBodyNodes(const Program& program, size_t hop, const ReducibleBody& body, const std::vector<bool>& keep,
                       BodyOutputs outputs) {
   const Graph& g = body.graph;

@@ -48,6 +48,14 @@ std::vector<bool> KeptForTermination(const Program& program, size_t hop, const R
 // carries.
 enum class BodyOutputs { kPreserve, kLast };
 
+// BodyOutputsOf: what a body cut down around node `hop` returns: kLast for a cond and a
+// region (their results may change), kPreserve for a loop (it returns what it carries).
+BodyOutputs BodyOutputsOf(const Node& hop);
+
+// FlowsFrom: the body's nodes node `from`'s values flow into, through the nodes `through`
+// says (`from` itself marked; every node when `through` is empty).
+std::vector<bool> FlowsFrom(const Graph& body, size_t from, const std::vector<bool>& through = {});
+
 // KeepBodyNodes: `program` with node `hop`'s body cut down to the nodes `keep` says (see
 // above). Throws EditRefused when the cut cannot be made (a symbolic value cut, a value with
 // no recorded metadata, kLast on an op whose results other nodes read).

@@ -127,5 +127,28 @@ TEST(BodyEdit, ALoopKeepsWhatItsConditionReadsAndItsOutputs) {
   EXPECT_THROW(KeepBodyNodes(r.program, hop, *body, keep, BodyOutputs::kLast), EditRefused);
 }
 
+// A loop's body returns what it carries: a node's value matters only through the nodes it
+// flows into. In the loop layer's body, linear flows into tanh, and the counter's add is
+// apart; cut off tanh, it flows nowhere.
+TEST(BodyEdit, WhatANodesValueFlowsIntoAndWhatABodyReturns) {
+  const Recorded r = Record("while_loop_layer");
+  const size_t hop = HopIndex(r.program, "while_loop");
+  const auto body = BodyToReduce(r.program, hop);
+  ASSERT_TRUE(body);
+  ASSERT_GE(body->graph.nodes.size(), 3u);
+  EXPECT_EQ(ShortTarget(body->graph.nodes[1].target), "aten.linear.default");
+  const std::vector<bool> flows = FlowsFrom(body->graph, 1);
+  EXPECT_FALSE(flows[0]) << "the counter does not read the linear";
+  EXPECT_TRUE(flows[1]);
+  EXPECT_TRUE(flows[2]) << body->graph.nodes[2].target << " reads the linear";
+  std::vector<bool> through(body->graph.nodes.size(), true);
+  through[2] = false;
+  const std::vector<bool> cut = FlowsFrom(body->graph, 1, through);
+  for (size_t j = 2; j < cut.size(); ++j) EXPECT_FALSE(cut[j]) << "node " << j << " with tanh cut off";
+  EXPECT_EQ(BodyOutputsOf(r.program.nodes[hop]), BodyOutputs::kPreserve);
+  const Recorded c = Record("cond_branches");
+  EXPECT_EQ(BodyOutputsOf(c.program.nodes[HopIndex(c.program, "cond")]), BodyOutputs::kLast);
+}
+
 }  // namespace
 }  // namespace aoti

@@ -471,7 +471,9 @@ void RunStageLadder(Reduction& x, const ReductionState& state, const Program& st
     if (o.ok()) ladder.run_seconds_before = o.seconds;
   }
   // The original as the sanity check compiled it (its call signature flat, as every candidate's).
-  result.stage = FindStageAndWorkaround(x.oracle, start_program, result.minimal, result.culprit_path.empty() ? result.culprit : result.culprit_path, ladder,
+  // The culprit by its address: inside control flow kept around it, the op in there.
+  const std::string& culprit = result.culprit_path.empty() ? result.culprit : result.culprit_path;
+  result.stage = FindStageAndWorkaround(x.oracle, start_program, result.minimal, culprit, ladder,
                                         [&] { return state.OutOfTime(); }, x.progress);
   result.stage.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
 }

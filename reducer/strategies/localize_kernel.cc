@@ -310,7 +310,7 @@ std::vector<BodySuspect> BodySuspects(const Program& p, const KernelNodesFound& 
 // what the loop's condition reads), a cond's branch not taken emptied, every cut edge an
 // input of its recorded value. EditRefused when a cut cannot be made.
 Program KeptAroundBodyNode(const Program& p, size_t hop, const std::string& node) {
-  const std::string op = HigherOrderName(p.nodes[hop]);
+  const bool cond = HigherOrderName(p.nodes[hop]) == "cond";
   const std::string hop_name = p.nodes[hop].name;
   const auto find_hop = [&hop_name](const Program& q) {
     for (size_t i = 0; i < q.nodes.size(); ++i) {
@@ -325,7 +325,7 @@ Program KeptAroundBodyNode(const Program& p, size_t hop, const std::string& node
   hop = find_hop(q);
   std::optional<ReducibleBody> body = BodyToReduce(q, hop);
   if (!body) throw EditRefused("node '" + hop_name + "' has no body that ran");
-  if (op == "cond") {
+  if (cond) {
     const Program whole = q;
     try {
       q = EmptyUntakenBranch(q, hop, *body);
@@ -338,27 +338,18 @@ Program KeptAroundBodyNode(const Program& p, size_t hop, const std::string& node
       body = BodyToReduce(q, hop);
     }
   }
-  const BodyOutputs outputs =
-      op == "cond" || op == "wrap_with_autocast" || op == "wrap_with_set_grad_enabled" ? BodyOutputs::kLast
-                                                                                        : BodyOutputs::kPreserve;
+  const BodyOutputs outputs = BodyOutputsOf(q.nodes[hop]);
   std::vector<bool> keep = KeptForTermination(q, hop, *body);
-  bool found = false;
-  std::set<std::string> reached;  // the node's values, and (a loop's body) what reads them
-  for (size_t j = 0; j < body->graph.nodes.size(); ++j) {
-    const Node& n = body->graph.nodes[j];
-    bool take = n.name == node;
-    // A loop's body returns what it carries: the node's value reaches those outputs only
-    // through the nodes after it that read it, kept too (else the node is dead code, and
-    // the compiled body never runs it).
-    if (!take && found && outputs == BodyOutputs::kPreserve) {
-      for (const std::string& in : NodeInputNames(n)) take = take || reached.count(in);
-    }
-    if (!take) continue;
-    keep[j] = true;
-    found = true;
-    for (const std::string& out : NodeOutputNames(n)) reached.insert(out);
-  }
-  if (!found) throw EditRefused("no node '" + node + "' in " + body->address);
+  const auto& nodes = body->graph.nodes;
+  const auto at = std::find_if(nodes.begin(), nodes.end(), [&](const Node& n) { return n.name == node; });
+  if (at == nodes.end()) throw EditRefused("no node '" + node + "' in " + body->address);
+  // A loop's body returns what it carries: the node's value reaches those outputs only
+  // through the nodes after it that read it, kept too (else the node is dead code, and the
+  // compiled body never runs it).
+  const size_t j = at - nodes.begin();
+  const std::vector<bool> flows = FlowsFrom(body->graph, j);
+  keep[j] = true;
+  for (size_t i = 0; i < nodes.size() && outputs == BodyOutputs::kPreserve; ++i) keep[i] = keep[i] || flows[i];
   return KeepBodyNodes(q, hop, *body, keep, outputs);
 }
 

@@ -37,22 +37,17 @@ int CulpritInBody(const ReductionState& state, const ReducibleBody& body) {
 // Whether node `c`'s value still reaches what the body returns once cut to `keep`.
 bool CulpritLive(const ReducibleBody& body, const std::vector<bool>& keep, size_t c, BodyOutputs outputs) {
   if (!keep[c]) return false;
-  std::set<std::string> reached;
-  for (const std::string& out : NodeOutputNames(body.graph.nodes[c])) reached.insert(out);
-  size_t last = c;
-  for (size_t j = c + 1; j < body.graph.nodes.size(); ++j) {
-    if (!keep[j]) continue;
-    last = j;
-    bool reads = false;
-    for (const std::string& in : NodeInputNames(body.graph.nodes[j])) reads = reads || reached.count(in);
-    if (!reads) continue;
-    for (const std::string& out : NodeOutputNames(body.graph.nodes[j])) reached.insert(out);
-  }
+  const std::vector<bool> flows = FlowsFrom(body.graph, c, keep);
   if (outputs == BodyOutputs::kLast) {
-    for (const std::string& out : NodeOutputNames(body.graph.nodes[last])) {
-      if (reached.count(out)) return true;
-    }
-    return false;
+    // The body returns what its last kept node makes.
+    size_t last = keep.size() - 1;
+    while (!keep[last]) --last;
+    return flows[last];
+  }
+  std::set<std::string> reached;
+  for (size_t j = 0; j < flows.size(); ++j) {
+    if (!flows[j]) continue;
+    for (const std::string& out : NodeOutputNames(body.graph.nodes[j])) reached.insert(out);
   }
   std::vector<std::string> returned;
   for (const auto& o : body.graph.outputs) ArgumentValueNames(o, &returned);
@@ -78,10 +73,7 @@ bool ReduceBody(ReductionState& state) {
     const std::vector<bool> kept = KeptForTermination(p, hop, *body);
     // A cond's or a region's results may change: the body returns what its last kept node
     // makes. A loop's body returns what it carries: its outputs stay.
-    const std::string op = HigherOrderName(p.nodes[hop]);
-    const BodyOutputs outputs =
-        op == "cond" || op == "wrap_with_autocast" || op == "wrap_with_set_grad_enabled" ? BodyOutputs::kLast
-                                                                                          : BodyOutputs::kPreserve;
+    const BodyOutputs outputs = BodyOutputsOf(p.nodes[hop]);
     const int culprit = CulpritInBody(state, *body);
     size_t g = 1;
     while (g * 2 < n) g *= 2;
