@@ -11,6 +11,8 @@
 namespace aoti {
 namespace {
 
+int verbosity_level = 0;
+
 void Prefix(std::ostream& s, const google::LogMessageInfo& info, void*) {
   s << "[aoti]";
   if (std::strcmp(info.severity, "WARNING") == 0) s << " warning:";
@@ -20,10 +22,12 @@ void Prefix(std::ostream& s, const google::LogMessageInfo& info, void*) {
 
 }  // namespace
 
-void InitLogging(const char* argv0) {
+void InitLogging(const char* argv0, int verbosity) {
+  verbosity_level = verbosity;
   if (!google::IsGoogleLoggingInitialized()) google::InitGoogleLogging(argv0, &Prefix, nullptr);
   google::LogToStderr();  // no log files left behind in /tmp; glog's API, not its flag
-
 }
+
+int LogVerbosity() { return verbosity_level; }
 
 }  // namespace aoti

@@ -21,8 +21,22 @@ if [[ $# == 0 ]]; then
   exit 2
 fi
 failed=0
+err="$(mktemp)"
+trap 'rm -f "$err"' EXIT
 for file in "$@"; do
-  hits=$(nm -C "$file" 2>/dev/null | grep -E "$regex" || true)
+  # nm must read the file: a file it cannot read (not an object, missing, nm absent) is a
+  # failure, never a pass with no symbols found.
+  if ! symbols=$(nm -C "$file" 2>"$err"); then
+    echo "FAIL: nm cannot read $file: $(head -3 "$err")" >&2
+    failed=1
+    continue
+  fi
+  if [[ -z "$symbols" ]]; then
+    echo "FAIL: nm found no symbols in $file (expected a library or binary with code)" >&2
+    failed=1
+    continue
+  fi
+  hits=$(grep -E "$regex" <<<"$symbols" || true)
   if [[ -n "$hits" ]]; then
     echo "FAIL: $file has $(wc -l <<<"$hits") symbols of $forbidden, e.g.:" >&2
     head -5 <<<"$hits" >&2

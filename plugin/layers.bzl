@@ -16,10 +16,17 @@ def core_layer_test(name, exclude = []):
             continue
         if [s for s in rule.get("srcs", []) if s.endswith(".cc")]:
             libraries.append(":" + rule["name"])
+    # A filegroup carries the libraries' archives into the runfiles (a cc_library in data
+    # carries only its runfiles, and the archives nm reads are not among them).
+    native.filegroup(
+        name = name + "_libraries",
+        srcs = sorted(libraries),
+        testonly = True,
+    )
     native.sh_test(
         name = name,
         size = "small",
         srcs = [Label("//plugin:layer_symbols_test.sh")],
-        args = ["gtest,gflags"] + ["$(rootpaths %s)" % lib for lib in sorted(libraries)],
-        data = sorted(libraries),
+        args = ["gtest,gflags", "$(rootpaths :%s_libraries)" % name],
+        data = [":" + name + "_libraries"],
     )

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   ShareBazelSharding();  // before any thread exists: setenv is not thread-safe
   testing::InitGoogleTest(&argc, argv);
   gflags::ParseCommandLineFlags(&argc, &argv, /*remove_flags=*/true);
-  aoti::InitLogging(argv[0]);
+  aoti::InitLogging(argv[0], FLAGS_v);
   aoti::InstallRegisteredListeners();
   aoti::RunTestRegistrars();
   return RUN_ALL_TESTS();

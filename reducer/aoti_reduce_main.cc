@@ -196,7 +196,7 @@ int Main(int argc, char** argv) {
 int main(int argc, char** argv) {
   gflags::SetUsageMessage("aoti_reduce run|minify --package P [options]");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  aoti::InitLogging(argv[0]);
+  aoti::InitLogging(argv[0], FLAGS_v);
   // Run by hand or by `bazel run` (which sets no RUNFILES_DIR in every Bazel): the runfiles
   // beside the binary, where the runner and the compile server are found.
   const std::string runfiles = std::string(argv[0]) + ".runfiles";

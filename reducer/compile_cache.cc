@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/errors.h"
+#include "harness/logging.h"
 #include "harness/strings.h"
 #include "harness/subprocess.h"
 #include "harness/tensor_bundle.h"
@@ -271,7 +272,7 @@ void CompileCache::Evict() {
     if (total <= options_.max_bytes) break;
     Remove(e.path.string());
     total -= e.bytes;
-    VLOG(1) << "compile cache: evicted " << e.path.string();
+    AOTI_VLOG(1) << "compile cache: evicted " << e.path.string();
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include "harness/logging.h"
+
 namespace aoti {
 
 bool IsShrinkingStep(const std::string& line) {
@@ -18,7 +20,7 @@ ProgressLog::ProgressLog(std::string prefix, int max_per_second, Clock clock, Si
     if (level == 0) {
       LOG(INFO) << prefix_ << line;
     } else {
-      VLOG(1) << prefix_ << line;
+      AOTI_VLOG(1) << prefix_ << line;
     }
   });
 }

@@ -85,7 +85,7 @@ std::string Difference(const at::Tensor& got, const at::Tensor& want) {
 int main(int argc, char** argv) {
   gflags::SetUsageMessage("interpreter_fuzz_check --dir DIR: the interpreter against Python on fuzz programs");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  aoti::InitLogging(argv[0]);
+  aoti::InitLogging(argv[0], FLAGS_v);
   if (FLAGS_dir.empty() || !fs::is_directory(FLAGS_dir)) {
     std::cerr << "--dir '" << FLAGS_dir << "': expected the directory gen_programs.py wrote\n";
     return 2;
