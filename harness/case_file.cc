@@ -97,6 +97,25 @@ CaseFile ParseCaseFile(const std::string& text, const std::string& case_dir) {
   return f;
 }
 
+std::vector<std::string> PathsOutsideCaseDir(const CaseFile& c, const std::string& case_dir) {
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(case_dir, ec), ec);
+  const bool parent_is_a_case = fs::exists(dir.parent_path() / "case.json", ec);
+  auto inside = [&](const std::string& path, bool file) {
+    const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    const fs::path rel = p.lexically_relative(dir);
+    if (!rel.empty() && *rel.begin() != "..") return true;
+    return file && parent_is_a_case && p.parent_path() == dir.parent_path();
+  };
+  std::vector<std::string> outside;
+  if (!c.package.empty() && !inside(c.package, true)) outside.push_back("package: " + c.package);
+  if (!c.inputs_dir.empty() && !inside(c.inputs_dir, false)) outside.push_back("inputs: " + c.inputs_dir);
+  for (const auto& lib : c.options.runner.op_libraries) {
+    if (!inside(lib, false)) outside.push_back("op library: " + lib);
+  }
+  return outside;
+}
+
 std::vector<std::string> CopyOpLibraries(const std::vector<std::string>& libraries, const std::string& dir) {
   std::vector<std::string> out;
   std::set<std::string> names;

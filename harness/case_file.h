@@ -43,6 +43,14 @@ nlohmann::json CaseFileToJson(const CaseFile& c, const std::string& case_dir);
 // read too.
 CaseFile ParseCaseFile(const std::string& text, const std::string& case_dir);
 
+// PathsOutsideCaseDir: the case's paths (its package, inputs and op libraries) that lead
+// out of `case_dir`, symbolic links followed, each as "what: path". A file directly beside
+// it is inside when the directory beside is itself a case (it holds case.json): a repro
+// directory names the test's case's ../original.pt2. A case directory is code (its op
+// libraries are loaded, its .pt2 holds a shared object): aoti_reduce refuses a case that
+// points elsewhere on the machine.
+std::vector<std::string> PathsOutsideCaseDir(const CaseFile& c, const std::string& case_dir);
+
 // CopyOpLibraries: copies each library into `dir`/op_libraries/ (a case, a repro: they
 // travel with it) and returns the copies' paths. A library that cannot be copied is kept
 // by its own path, with a warning.

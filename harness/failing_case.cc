@@ -103,7 +103,7 @@ std::string RecordFailingCase(FailingCase c) {
       // The package travels with the case, so the uploaded outputs are enough to reduce it.
       std::string package = c.package;
       try {
-        WriteTextFile(dir + "/original.pt2", ReadTextFile(c.package));
+        CopyFileAtomically(c.package, dir + "/original.pt2");
         package = "original.pt2";
       } catch (const std::exception& e) {
         LOG(WARNING) << "could not copy " << c.package << " into the case: " << e.what();

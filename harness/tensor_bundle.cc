@@ -1,7 +1,9 @@
 #include "harness/tensor_bundle.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -28,6 +30,19 @@ void WriteTextFile(const std::string& path, const std::string& text) {
     const int err = errno;
     throw HarnessError(path + ": cannot be written (" + std::to_string(text.size()) + " bytes)" +
                        (err ? std::string(": ") + std::strerror(err) : ""));
+  }
+}
+
+void CopyFileAtomically(const std::string& from, const std::string& to) {
+  namespace fs = std::filesystem;
+  const std::string partial = to + ".partial";
+  std::error_code ec;
+  fs::copy_file(from, partial, fs::copy_options::overwrite_existing, ec);
+  if (!ec && std::rename(partial.c_str(), to.c_str()) != 0) ec = std::error_code(errno, std::generic_category());
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(partial, ignored);
+    throw HarnessError("cannot copy " + from + " to " + to + ": " + ec.message());
   }
 }
 

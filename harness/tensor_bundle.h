@@ -23,4 +23,9 @@ std::vector<at::Tensor> ReadTensorBundle(const std::string& dir);
 std::string ReadTextFile(const std::string& path);
 void WriteTextFile(const std::string& path, const std::string& text);
 
+// CopyFileAtomically: copies `from` to `to` by streaming it (a model's .pt2 can be
+// gigabytes; it is never held in memory), through `to`.partial renamed into place, so a
+// reader never sees half a file. Throws HarnessError naming both paths.
+void CopyFileAtomically(const std::string& from, const std::string& to);
+
 }  // namespace aoti

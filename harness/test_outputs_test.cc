@@ -1,14 +1,21 @@
 // Bazel's undeclared test outputs work for harness tests: a file written to
 // TEST_UNDECLARED_OUTPUTS_DIR is there (and Bazel zips it into test.outputs/outputs.zip,
 // where CI picks up repro artifacts).
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "harness/failing_case.h"
+#include "harness/tensor_bundle.h"
 
 namespace {
 
@@ -51,6 +58,62 @@ TEST(UndeclaredOutputs, MessagesNameTheZipUnderBazelTestlogsAndACommandForAfterT
             "--case_dir=/tmp/aoti_case/aoti/Suite.Test");
   EXPECT_EQ(command.find(dir), std::string::npos) << "no sandbox path in a command for after the test";
   EXPECT_EQ(aoti::ReduceCaseCommand("/cases/Suite.Test"), "aoti_reduce minify --case_dir=/cases/Suite.Test");
+}
+
+// InChildUnderAddressCap: runs `copy` in a child process whose address space may grow by
+// `headroom` bytes at most; true when it succeeded there.
+bool InChildUnderAddressCap(size_t headroom, const std::function<void()>& copy) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t cap = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + headroom;
+    const rlimit limit{cap, cap};
+    setrlimit(RLIMIT_AS, &limit);
+    try {
+      copy();
+    } catch (...) {
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A case's copy of its .pt2 (and the repro's copies) stream the file: a package larger
+// than the memory left is copied, where reading it whole fails.
+TEST(CaseFiles, APackageIsCopiedWithoutHoldingItInMemory) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") / "copy_test";
+  fs::create_directories(dir);
+  const fs::path big = dir / "big.pt2";
+  {
+    std::ofstream(big, std::ios::binary).put('P');
+  }
+  fs::resize_file(big, 192u << 20);  // sparse: 192 MiB of zeros on no disk
+  const size_t headroom = 64u << 20;
+  // The cap bites: holding the file whole does not fit under it.
+  EXPECT_FALSE(InChildUnderAddressCap(headroom, [&] {
+    aoti::WriteTextFile((dir / "whole.pt2").string(), aoti::ReadTextFile(big.string()));
+  }));
+  EXPECT_TRUE(InChildUnderAddressCap(headroom, [&] { aoti::CopyFileAtomically(big.string(), (dir / "copy.pt2").string()); }));
+  EXPECT_EQ(fs::file_size(dir / "copy.pt2"), fs::file_size(big));
+  EXPECT_FALSE(fs::exists(dir / "copy.pt2.partial"));
+  fs::remove_all(dir);
+}
+
+// A copy that cannot be made names both paths and leaves nothing behind.
+TEST(CaseFiles, ACopyThatFailsNamesBothPathsAndLeavesNoPartialFile) {
+  try {
+    aoti::CopyFileAtomically("/no/such/package.pt2", "/tmp/never_written.pt2");
+    FAIL() << "expected a HarnessError";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("/no/such/package.pt2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/tmp/never_written.pt2"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists("/tmp/never_written.pt2.partial"));
 }
 
 }  // namespace

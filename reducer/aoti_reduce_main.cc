@@ -8,6 +8,9 @@
 //   aoti_reduce minify --case_dir DIR (a case directory the harness wrote on a failure: its
 //                      package, inputs and the check options its test ran with; --aoti_*
 //                      flags given here override single options)
+//   The test's --aoti_reduce_* flags (jobs, random_weights, stage_ladder, lift_control_flow,
+//   hang_timeout_s, time_budget_s) and --aoti_compile_server mean the option of the same
+//   name here; --aoti_reduce_on_failure is refused.
 //
 // Exit status: 0 reduced (or run: passes), 1 run: fails, 2 bad input, 3 a reducer
 // problem, 4 not reduced: a fresh compile does not reproduce the failure (report.md says
@@ -71,9 +74,51 @@ DEFINE_bool(stage_ladder, true,
 DEFINE_bool(lift_control_flow, true,
             "reduce a program with control flow with it lifted as it ran (the branch taken, a loop's first "
             "iteration), where that still fails the same way; false keeps the control flow and cuts its body");
+DEFINE_bool(allow_outside_case_dir, false,
+            "let --case_dir's case.json name a package, inputs or op libraries outside the case directory (a case "
+            "directory is code: its op libraries are loaded, its .pt2 holds a shared object; reduce a case you did not "
+            "make only in a sandbox)");
 DEFINE_bool(print_strategies, false, "list the strategies in the order they run, and exit");
 
 namespace {
+
+// The test's --aoti_reduce_* flags (plugin/flags.cc, linked here for the check options)
+// and the command line's own: given here, a test flag means what it means to the test
+// (the same option of the reduction), so a command copied from a test's flags does what
+// it says. Both given, with different values: refused, never one silently dropped.
+struct FlagAlias {
+  const char* test_flag;
+  const char* own_flag;
+};
+constexpr FlagAlias kFlagAliases[] = {
+    {"aoti_reduce_jobs", "jobs"},
+    {"aoti_reduce_random_weights", "random_weights"},
+    {"aoti_reduce_stage_ladder", "stage_ladder"},
+    {"aoti_reduce_lift_control_flow", "lift_control_flow"},
+    {"aoti_reduce_hang_timeout_s", "hang_timeout_s"},
+    {"aoti_reduce_time_budget_s", "time_budget_s"},
+    {"aoti_compile_server", "compile_server"},
+};
+
+// HonourTestFlags: applies the aliases, and refuses the test flags that mean nothing to a
+// command that always reduces.
+void HonourTestFlags() {
+  for (const FlagAlias& a : kFlagAliases) {
+    const gflags::CommandLineFlagInfo test = gflags::GetCommandLineFlagInfoOrDie(a.test_flag);
+    if (test.is_default) continue;
+    const gflags::CommandLineFlagInfo own = gflags::GetCommandLineFlagInfoOrDie(a.own_flag);
+    if (!own.is_default && own.current_value != test.current_value) {
+      throw aoti::HarnessError(std::string("--") + a.test_flag + "=" + test.current_value + " and --" + a.own_flag + "=" +
+                               own.current_value + " name the same option with different values; give one of them");
+    }
+    gflags::SetCommandLineOption(a.own_flag, test.current_value.c_str());
+  }
+  if (!gflags::GetCommandLineFlagInfoOrDie("aoti_reduce_on_failure").is_default) {
+    throw aoti::HarnessError(
+        "--aoti_reduce_on_failure is the test's switch to reduce a failing check; aoti_reduce minify always reduces "
+        "and aoti_reduce run never does: drop the flag");
+  }
+}
 
 std::string Dirname(const std::string& p) {
   const size_t slash = p.find_last_of('/');
@@ -87,6 +132,14 @@ aoti::ReduceSpec SpecFromFlags(aoti::ReduceOptions* options) {
   std::string package = FLAGS_package, inputs_dir = FLAGS_inputs;
   if (!FLAGS_case_dir.empty()) {
     const aoti::CaseFile c = aoti::ParseCaseFile(aoti::ReadTextFile(FLAGS_case_dir + "/case.json"), FLAGS_case_dir);
+    if (const auto outside = aoti::PathsOutsideCaseDir(c, FLAGS_case_dir); !outside.empty() && !FLAGS_allow_outside_case_dir) {
+      std::string list;
+      for (const auto& o : outside) list += "\n  " + o;
+      throw aoti::HarnessError(FLAGS_case_dir + "/case.json names paths outside the case directory:" + list +
+                               "\nA case directory is code (its op libraries are loaded, its .pt2 holds a shared "
+                               "object), so aoti_reduce keeps to it. Copy the files into the case directory, or, for a "
+                               "case you made yourself, pass --allow_outside_case_dir.");
+    }
     package = c.package;
     if (!c.inputs_dir.empty()) inputs_dir = c.inputs_dir;
     spec.failure_class = c.failure_class;
@@ -158,7 +211,9 @@ int Main(int argc, char** argv) {
     std::cerr << "usage: aoti_reduce run|minify --package P [options]; see --help\n";
     return 64;
   }
+  HonourTestFlags();
   aoti::ReduceOptions options;
+  if (std::string(argv[1]) == "minify") ReduceOptionsFromFlags(&options);
   const aoti::ReduceSpec spec = SpecFromFlags(&options);
   if (std::string(argv[1]) == "run") {
     const aoti::CheckReport r =
@@ -166,7 +221,6 @@ int Main(int argc, char** argv) {
     std::cout << (r.pass ? "passes: compiled matches eager" : "fails (" + r.failure_class + "): " + r.message) << "\n";
     return r.pass ? 0 : 1;
   }
-  ReduceOptionsFromFlags(&options);
   const std::string out = FLAGS_out.empty() ? "aoti_repro" : FLAGS_out;
   aoti::MakeDirs(out);
   aoti::CompileClient client(ServerFromFlags(spec, options, argv[0], out));

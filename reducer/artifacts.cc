@@ -65,7 +65,6 @@ void WriteAtomically(const std::string& path, const std::string& data) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw HarnessError("cannot move " + tmp + " to " + path);
 }
 
-void CopyFile(const std::string& from, const std::string& to) { WriteAtomically(to, ReadTextFile(from)); }
 
 std::string Py(const std::string& text) { return StringLiteral(text, SourceLanguage::kPython); }
 std::string Starlark(const std::string& text) { return StringLiteral(text, SourceLanguage::kStarlark); }
@@ -604,7 +603,7 @@ CheckOptions WriteCase(const ReduceResult& r, const ReduceSpec& spec, const Redu
   // a second copy of the whole model.
   const std::string beside = (fs::path(out_dir).parent_path() / "original.pt2").string();
   const bool original_beside = full && SameContents(spec.package, beside);
-  if (full && !original_beside) CopyFile(spec.package, out_dir + "/original.pt2");
+  if (full && !original_beside) CopyFileAtomically(spec.package, out_dir + "/original.pt2");
   if (!spec.inputs.empty()) {
     MakeDirs(out_dir + "/original_inputs");
     WriteTensorBundle(out_dir + "/original_inputs", spec.inputs);
@@ -637,9 +636,9 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   if (r.hang_timeout_s > 0) repro_check.runner.timeout_s = r.hang_timeout_s;
   const json options_json = CheckOptionsToJson(repro_check, out_dir);
   WriteAtomically(out_dir + "/check_options.json", JsonText(options_json, 1) + "\n");
-  if (!r.final_archive.empty()) CopyFile(r.final_archive, out_dir + "/repro.pt2");
+  if (!r.final_archive.empty()) CopyFileAtomically(r.final_archive, out_dir + "/repro.pt2");
   for (const auto& [nodes, archive] : r.checkpoints) {
-    if (full && !archive.empty()) CopyFile(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
+    if (full && !archive.empty()) CopyFileAtomically(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
   }
   const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
   WriteAtomically(out_dir + "/repro.py", ReproPy(r, JsonText(options_json), options.check_str, env, device));
