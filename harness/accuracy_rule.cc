@@ -42,7 +42,7 @@ std::string Num(double v) {
 }
 
 // Fill the element-wise statistics: mismatches at (rtol, atol), greatest differences.
-void Stats(const at::Tensor& compiled, const at::Tensor& eager, const at::Tensor& fp64,
+void Stats(const at::Tensor& compiled, const at::Tensor& eager, const at::Tensor& fp64, bool rtol_scales_eager,
            TensorComparison* c) {
   c->numel = eager.numel();
   if (c->numel == 0) return;
@@ -50,8 +50,12 @@ void Stats(const at::Tensor& compiled, const at::Tensor& eager, const at::Tensor
   const bool complex = compiled.is_complex();
   const at::Tensor got = compiled.to(complex ? at::kComplexDouble : at::kDouble).reshape(-1);
   const at::Tensor ref = eager.to(complex ? at::kComplexDouble : at::kDouble).reshape(-1);
-  // As upstream's allclose(eager, compiled): rtol scales |compiled|.
-  c->mismatched = c->numel - at::isclose(ref, got, c->rtol, c->atol, /*equal_nan=*/true).sum().item<int64_t>();
+  // As upstream's allclose(eager, compiled): rtol scales |compiled|; as assert_close(compiled,
+  // eager): rtol scales |eager|.
+  c->mismatched = c->numel - (rtol_scales_eager ? at::isclose(got, ref, c->rtol, c->atol, /*equal_nan=*/true)
+                                                : at::isclose(ref, got, c->rtol, c->atol, /*equal_nan=*/true))
+                                 .sum()
+                                 .item<int64_t>();
   // NaN in one but not the other counts as an infinite difference.
   at::Tensor diff = (got - ref).abs();
   const at::Tensor nan_mismatch = at::isnan(got) != at::isnan(ref);
@@ -105,7 +109,7 @@ std::pair<double, double> AssertCloseTolerances(c10::ScalarType dtype) {
 static at::Tensor OnCpu(const at::Tensor& t) { return t.defined() && !t.device().is_cpu() ? t.detach().to(at::kCPU) : t; }
 
 TensorComparison CompareElements(const at::Tensor& actual_any, const at::Tensor& expected_any,
-                                 const at::Tensor& fp64_any, double rtol, double atol) {
+                                 const at::Tensor& fp64_any, double rtol, double atol, bool rtol_scales_expected) {
   const at::Tensor actual = OnCpu(actual_any), expected = OnCpu(expected_any), fp64 = OnCpu(fp64_any);
   TensorComparison c;
   c.has_fp64 = fp64.defined() && fp64.scalar_type() == at::kDouble;
@@ -122,7 +126,7 @@ TensorComparison CompareElements(const at::Tensor& actual_any, const at::Tensor&
     c.reason = os.str();
     return c;
   }
-  Stats(actual, expected, c.has_fp64 ? fp64 : at::Tensor(), &c);
+  Stats(actual, expected, c.has_fp64 ? fp64 : at::Tensor(), rtol_scales_expected, &c);
   return c;
 }
 
@@ -178,7 +182,8 @@ TensorComparison CompareOutputs(const at::Tensor& compiled_any, const at::Tensor
       if (options.atol >= 0) atol = options.atol;
     }
   }
-  TensorComparison c = CompareElements(compiled, eager, fp64, rtol, atol);
+  const bool assert_close = options.mode == AccuracyMode::kAssertClose;
+  TensorComparison c = CompareElements(compiled, eager, fp64, rtol, atol, /*rtol_scales_expected=*/assert_close);
   if (!c.reason.empty()) return c;  // dtype or shape mismatch
   if (non_fp && options.ignore_non_fp) {
     c.pass = true;
@@ -191,10 +196,12 @@ TensorComparison CompareOutputs(const at::Tensor& compiled_any, const at::Tensor
     return c;
   }
   // Upstream's first test, as it makes it: allclose(eager, compiled) in the outputs' own
-  // dtype (rtol scales |compiled|), NaNs equal; bool as uint8.
+  // dtype (rtol scales |compiled|), NaNs equal; bool as uint8. assert_close mode as
+  // torch.testing.assert_close(compiled, eager) makes it: rtol scales |eager|.
   const bool is_bool = type == at::kBool;
-  const bool close = at::allclose(is_bool ? eager.to(at::kByte) : eager, is_bool ? compiled.to(at::kByte) : compiled,
-                                  rtol, atol, /*equal_nan=*/true);
+  const at::Tensor e = is_bool ? eager.to(at::kByte) : eager, g = is_bool ? compiled.to(at::kByte) : compiled;
+  const bool close = assert_close ? at::allclose(g, e, rtol, atol, /*equal_nan=*/true)
+                                  : at::allclose(e, g, rtol, atol, /*equal_nan=*/true);
   if (close) {
     c.pass = true;
     c.reason = "allclose";

@@ -18,8 +18,10 @@
 // harness/accuracy_rule_differential_test checks this rule against the wheel's same()
 // on over 10,000 generated cases.
 //
-// Strict mode is allclose only. kAssertClose uses torch.testing.assert_close's
-// per-dtype defaults (rtol, atol) instead of tol, or the test's own rtol and atol.
+// Strict mode is allclose only. kAssertClose is torch.testing.assert_close(compiled, eager):
+// its per-dtype defaults (rtol, atol) instead of tol, or the test's own rtol and atol, with
+// rtol scaling |eager| (NaNs equal). repro.py's own rule (reducer/repro/repro_template.py)
+// gives the same verdicts: //reducer:repro_rule_differential_test.
 #pragma once
 
 #include <cstdint>
@@ -76,10 +78,11 @@ struct TensorComparison {
 };
 
 // CompareElements: dtype and shape checks, then element-wise statistics at (rtol, atol)
-// against `expected` (NaNs equal). `reason` is set only when dtype or shape differ;
-// pass is left false for the caller to decide.
+// against `expected` (NaNs equal; rtol scales |actual| as upstream's allclose(expected,
+// actual), or |expected| as assert_close(actual, expected) with rtol_scales_expected).
+// `reason` is set only when dtype or shape differ; pass is left false for the caller.
 TensorComparison CompareElements(const at::Tensor& actual, const at::Tensor& expected,
-                                 const at::Tensor& fp64, double rtol, double atol);
+                                 const at::Tensor& fp64, double rtol, double atol, bool rtol_scales_expected = false);
 
 // CompareOutputs applies the rule to one output: compiled vs eager, with an optional
 // float64 reference (pass an undefined tensor when there is none). Both comparisons are

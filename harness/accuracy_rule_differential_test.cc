@@ -4,56 +4,26 @@
 // and bool outputs; NaN and Inf; numel below and above 1000; 4-D tensors with trailing
 // 1x1 dims; several tol values; compiled errors near the RMSE bound's multipliers; with
 // and without a float64 reference; ignore_non_fp on and off.
-#include <fstream>
+#include <iostream>
 #include <map>
-#include <sstream>
 #include <string>
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
-#include "harness/tensor_io.h"
 #include "harness/accuracy_rule.h"
+#include "harness/same_cases_reader.h"
+#include "harness/tensor_io.h"
 
 namespace aoti {
 namespace {
 
 constexpr char kCases[] = "harness/same_cases";
 
-struct Case {
-  at::Tensor ref, res, fp64;
-  double tol = 0;
-  bool ignore_non_fp = false;
-  bool same = false;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Case = SameCase;
 
 std::vector<Case>& Cases() {
-  static std::vector<Case>* cases = [] {
-    auto* out = new std::vector<Case>;
-    const std::string blob = ReadFile(std::string(kCases) + ".bin");
-    const auto doc = nlohmann::json::parse(ReadFile(std::string(kCases) + ".json"));
-    auto tensor = [&](const nlohmann::json& r) {
-      if (r.is_null()) return at::Tensor();
-      TensorRecord rec;
-      rec.dtype = ScalarTypeFromName(r.at("dtype").get<std::string>(), "case");
-      rec.sizes = r.at("sizes").get<std::vector<int64_t>>();
-      return ReadRawTensor(rec, blob.substr(r.at("offset").get<size_t>(), r.at("bytes").get<size_t>()), "case");
-    };
-    for (const auto& c : doc.at("cases")) {
-      out->push_back({tensor(c.at("ref")), tensor(c.at("res")), tensor(c.at("fp64")), c.at("tol").get<double>(),
-                      c.at("ignore_non_fp").get<bool>(), c.at("same").get<bool>()});
-    }
-    return out;
-  }();
+  static std::vector<Case>* cases = new std::vector<Case>(ReadSameCases(kCases));
   return *cases;
 }
 

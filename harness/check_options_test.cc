@@ -1,6 +1,7 @@
 // The check options as one value: written once (CheckOptionsToJson, CaseFileToJson), read
 // back once (CheckOptionsFromJson, ParseCaseFile), with every field a test can choose,
 // and flags laid over a case's options only where given.
+#include <cstdlib>
 #include <gflags/gflags.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -177,6 +178,20 @@ TEST(CheckFlags, AFileOfOptionsWithFlagsGivenOverIt) {
   EXPECT_EQ(CheckOptionsFromFlags().accuracy.tol, 0.05);
   gflags::SetCommandLineOption("aoti_check_options", (dir.path() + "/missing.json").c_str());
   EXPECT_THROW(CheckOptionsFromFlags(), HarnessError);
+}
+
+// Options a test builds by hand (CheckOptions{}, as a team's own assert_close test does)
+// run under the test's deadline too, not without one.
+TEST(CheckOptions, OptionsBuiltByHandRunUnderTheTestsDeadline) {
+  const char* before = std::getenv("TEST_TIMEOUT");
+  const std::string saved = before ? before : "";
+  ::setenv("TEST_TIMEOUT", "120", 1);
+  const CheckOptions by_hand;
+  EXPECT_TRUE(by_hand.runner.deadline.set());
+  EXPECT_LT(by_hand.runner.deadline.SecondsLeft(), 120);
+  EXPECT_NE(by_hand.runner.deadline.what().find("TEST_TIMEOUT of 120 s"), std::string::npos)
+      << by_hand.runner.deadline.what();
+  if (before) ::setenv("TEST_TIMEOUT", saved.c_str(), 1); else ::unsetenv("TEST_TIMEOUT");
 }
 
 }  // namespace

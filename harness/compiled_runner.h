@@ -56,10 +56,11 @@ struct RunnerOptions {
   std::vector<std::pair<std::string, std::string>> env;  // extra environment for the child
   // PyTorch debug variables (StrippedTorchVariables) the child keeps; "*" keeps all.
   std::vector<std::string> env_pass_through;
-  // deadline: the process' (Deadline::ForThisTest under Bazel). The run's timeout is capped
+  // deadline: the process' (Deadline::ForThisTest under Bazel), by default too, so options
+  // a test builds by hand (CheckOptions{}) run under it as well. The run's timeout is capped
   // at what is left of it; a run stopped by the deadline before its own timeout is a
   // harness error (out of time), not a hang. Not part of a case: never written to JSON.
-  Deadline deadline;
+  Deadline deadline = Deadline::ForThisTest();
 };
 
 CompiledOutcome RunCompiled(const std::string& package, const std::string& model,

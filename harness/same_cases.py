@@ -8,7 +8,14 @@ ignore_non_fp, and the verdict) and OUT.bin (the tensors' contiguous bytes). Run
 time through @torch//:python (matchers/BUILD.bazel), so the table always comes from the
 wheel the harness is built against.
 
-Usage: same_cases.py OUT_PREFIX [--count N] [--seed S]
+With --judge TEMPLATE (reducer/repro/repro_template.py), each case is also judged by
+repro.py's own rule (its judge()) under every accuracy mode the harness has: fp64 (with and
+without exact_non_fp), strict, assert_close with the dtype's defaults and with the test's
+own rtol and atol. //reducer:repro_rule_differential_test holds the C++ rule to the same
+verdicts. Two kinds of case are added for it: outputs at assert_close's rtol (where the
+side rtol scales decides), and eager far from float64 (the unreliable reference).
+
+Usage: same_cases.py OUT_PREFIX [--count N] [--seed S] [--judge TEMPLATE]
 """
 import argparse
 import json
@@ -94,12 +101,53 @@ def bool_case(rng, shape):
     return ref, res, ref.clone()
 
 
+def near_rtol_case(rng, dtype, shape):
+    """Compiled off eager by about assert_close's default rtol, at a scale where atol does
+    not matter: the verdict turns on whether rtol scales |eager| or |compiled|."""
+    from torch.testing._comparison import default_tolerances
+    ref = ((torch.rand(shape, dtype=torch.float64) + 1) * 1e4 * rng.choice([1, -1])).to(dtype)
+    rtol = default_tolerances(ref)[0]
+    k = rng.choice([0.9, 0.99, 1.0, 1.01, 1.1, 0.5, 2.0])
+    res = (ref.to(torch.float64) * (1 + k * rtol * rng.choice([1, -1]))).to(dtype)
+    return ref, res, ref.to(torch.float64)
+
+
+def unreliable_case(rng, dtype, shape):
+    """Eager far from float64 (tens of percent), compiled within or beyond the RMSE bound."""
+    fp64 = torch.randn(shape, dtype=torch.float64)
+    ref = (fp64 + torch.randn(shape, dtype=torch.float64) * rng.choice([0.05, 0.3, 1.0])).to(dtype)
+    res = (fp64 + torch.randn(shape, dtype=torch.float64) * rng.choice([0.05, 0.3, 0.6, 2.0])).to(dtype)
+    return ref, res, fp64
+
+
+def judge_variants(tol, ignore_non_fp):
+    """The accuracy options repro.py's rule is asked under, by name."""
+    return {
+        "fp64": {"mode": "fp64", "tolerance": tol, "ignore_non_fp": ignore_non_fp},
+        "fp64_exact_non_fp": {"mode": "fp64", "tolerance": tol, "ignore_non_fp": ignore_non_fp, "exact_non_fp": True},
+        "strict": {"mode": "strict", "tolerance": tol, "ignore_non_fp": ignore_non_fp},
+        "assert_close": {"mode": "assert_close", "tolerance": tol, "ignore_non_fp": ignore_non_fp},
+        "assert_close_own": {"mode": "assert_close", "tolerance": tol, "ignore_non_fp": ignore_non_fp,
+                             "rtol": tol, "atol": tol / 10},
+    }
+
+
+def load_judge(path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("repro_template", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.judge
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("out")
     p.add_argument("--count", type=int, default=12000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--judge", help="repro.py's template: record its rule's verdicts too")
     args = p.parse_args(argv)
+    judge = load_judge(args.judge) if args.judge else None
     logging.getLogger("torch._dynamo").setLevel(logging.ERROR)  # same()'s NaN warnings
     rng = random.Random(args.seed)
     torch.manual_seed(args.seed)
@@ -120,7 +168,12 @@ def main(argv=None):
         kind = rng.choice(KINDS)
         shape = shape_for(rng)
         tol = rng.choice(TOLS)
-        if kind in FLOATS:
+        special = rng.random() if judge else 1.0
+        if special < 0.08:
+            ref, res, fp64 = near_rtol_case(rng, rng.choice(FLOATS), shape)
+        elif special < 0.14:
+            ref, res, fp64 = unreliable_case(rng, rng.choice([torch.float32, torch.float32, torch.bfloat16]), shape)
+        elif kind in FLOATS:
             ref, res, fp64 = float_case(rng, kind, shape, tol)
         elif kind == torch.complex64:
             ref, res, fp64 = complex_case(rng, shape, tol)
@@ -137,8 +190,16 @@ def main(argv=None):
             raised = ""
         except Exception as e:  # recorded: our rule must then fail the output
             verdict, raised = False, f"{type(e).__name__}: {e}"
-        cases.append({"ref": put(ref), "res": put(res), "fp64": put(fp64), "tol": tol,
-                      "ignore_non_fp": ignore_non_fp, "same": verdict, "raised": raised})
+        record = {"ref": put(ref), "res": put(res), "fp64": put(fp64), "tol": tol,
+                  "ignore_non_fp": ignore_non_fp, "same": verdict, "raised": raised}
+        if judge:
+            record["repro"] = {}
+            for name, accuracy in judge_variants(tol, ignore_non_fp).items():
+                try:
+                    record["repro"][name] = judge(ref, res, fp64, accuracy)[0]
+                except Exception as e:  # recorded: the C++ rule must then fail the output too
+                    record["repro"][name] = f"raised {type(e).__name__}: {e}"
+        cases.append(record)
     with open(args.out + ".bin", "wb") as f:
         f.write(bytes(blob))
     with open(args.out + ".json", "w") as f:

@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -98,13 +100,23 @@ std::string FindExecutable(const std::string& name) {
   throw HarnessError("'" + name + "' is not an executable file in any directory of PATH (" + dirs + ")");
 }
 
-std::string CommandOutput(const std::string& shell_command) {
+std::string CommandOutput(const std::string& shell_command, double timeout_s) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string log = std::string(tmp && *tmp ? tmp : "/tmp") + "/aoti_probe_XXXXXX";
+  const int fd = ::mkstemp(log.data());
+  if (fd < 0) return "";
+  ::close(fd);
   std::string out;
-  if (FILE* p = ::popen((shell_command + " 2>/dev/null").c_str(), "r")) {
-    char buf[256];
-    while (std::fgets(buf, sizeof(buf), p)) out += buf;
-    ::pclose(p);
+  int status = 0;
+  try {
+    // A hung probe (nvidia-smi on a wedged driver) is killed with its whole group.
+    if (RunLogged({"/bin/sh", "-c", "exec 2>/dev/null; " + shell_command}, ChildEnvironment({}), log, timeout_s, &status)) {
+      std::ifstream in(log, std::ios::binary);
+      out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+  } catch (const HarnessError&) {
   }
+  ::unlink(log.c_str());
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) out.pop_back();
   return out;
 }

@@ -84,8 +84,10 @@ bool RunLogged(const std::vector<std::string>& argv, const std::vector<std::stri
 std::string FindExecutable(const std::string& name);
 
 // CommandOutput: what a shell command prints on stdout, trailing newlines and spaces
-// dropped ("" when it cannot run). For short probes (a compiler's --version, nvidia-smi).
-std::string CommandOutput(const std::string& shell_command);
+// dropped ("" when it cannot run, or runs past timeout_s: its whole process group is then
+// killed). For short probes (a compiler's --version, nvidia-smi), run in the environment
+// every child gets (ChildEnvironment).
+std::string CommandOutput(const std::string& shell_command, double timeout_s = 10);
 
 // SignalName: "SIGSEGV", "SIGABRT", ..., or "signal N".
 std::string SignalName(int sig);

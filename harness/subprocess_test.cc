@@ -3,6 +3,7 @@
 // exit codes and timeouts come back as they happened.
 #include "harness/subprocess.h"
 
+#include <chrono>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -219,6 +220,16 @@ TEST(Subprocess, RefusesAnExtraDescriptorOverStdio) {
   o.argv = {"/bin/true"};
   o.extra_fds = {{0, 1}};
   EXPECT_THROW(Subprocess child(o), HarnessError);
+}
+
+// A probe (a compiler's --version, nvidia-smi) that hangs is killed at its timeout with its
+// whole group, and says nothing; one that answers gives its stdout alone.
+TEST(CommandOutput, AHungProbeIsKilledAtItsTimeout) {
+  EXPECT_EQ(CommandOutput("echo hello; echo noise >&2"), "hello");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(CommandOutput("sleep 30 & sleep 30; echo late", 1), "");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(took, 10) << "the probe ran past its timeout";
 }
 
 }  // namespace

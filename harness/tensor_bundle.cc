@@ -1,12 +1,15 @@
 #include "harness/tensor_bundle.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,16 +37,35 @@ void WriteTextFile(const std::string& path, const std::string& text) {
 }
 
 void CopyFileAtomically(const std::string& from, const std::string& to) {
-  namespace fs = std::filesystem;
+  // By read and write in 1 MiB chunks rather than std::filesystem::copy_file: its sendfile
+  // reports a full disk or a file size limit as EIO, where write says what happened.
   const std::string partial = to + ".partial";
-  std::error_code ec;
-  fs::copy_file(from, partial, fs::copy_options::overwrite_existing, ec);
-  if (!ec && std::rename(partial.c_str(), to.c_str()) != 0) ec = std::error_code(errno, std::generic_category());
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(partial, ignored);
-    throw HarnessError("cannot copy " + from + " to " + to + ": " + ec.message());
+  auto fail = [&](const std::string& what, int err, int in, int out) {
+    if (in >= 0) ::close(in);
+    if (out >= 0) ::close(out);
+    ::unlink(partial.c_str());
+    throw HarnessError("cannot copy " + from + " to " + to + ": " + what + ": " + std::strerror(err));
+  };
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) fail("cannot open " + from, errno, -1, -1);
+  const int out = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) fail("cannot create " + partial, errno, in, -1);
+  std::vector<char> buffer(1 << 20);
+  for (;;) {
+    const ssize_t n = ::read(in, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("reading", errno, in, out);
+    if (n == 0) break;
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = ::write(out, buffer.data() + done, n - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) fail("writing", errno, in, out);
+      done += w;
+    }
   }
+  ::close(in);
+  if (::close(out) != 0) fail("writing", errno, -1, -1);
+  if (std::rename(partial.c_str(), to.c_str()) != 0) fail("renaming " + partial, errno, -1, -1);
 }
 
 void WriteTensorBundle(const std::string& dir, const std::vector<at::Tensor>& tensors) {

@@ -69,238 +69,51 @@ void WriteAtomically(const std::string& path, const std::string& data) {
 std::string Py(const std::string& text) { return StringLiteral(text, SourceLanguage::kPython); }
 std::string Starlark(const std::string& text) { return StringLiteral(text, SourceLanguage::kStarlark); }
 
-// ReproPy: repro.py, standalone. It judges by the check options the test ran with
+// ReproPy: repro.py, standalone: its template (reducer/repro/repro_template.py) with the
+// header and the case written in. It judges by the check options the test ran with
 // (`options_json`, CheckOptionsToJson's object with op libraries relative to the repro
-// directory): the same rule, tolerances, judged outputs, runner environment and timeout.
-// repro.py's fixed parts: its imports, and the loader, the child run and the test's rule
-// (the names above them are written per repro by ReproPy).
-constexpr const char kReproPyImports[] = R"PY(import copy
-import json
-import os
-import subprocess
-import sys
-import tempfile
-import warnings
-
-warnings.filterwarnings("ignore")
-import torch
-from torch.utils import _pytree as pytree
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-PROGRAM = os.path.join(HERE, "repro.pt2")
-)PY";
-
-constexpr const char kReproPyBody[] = R"PY(ACCURACY = OPTIONS["accuracy"]
-RUNNER = OPTIONS["runner"]
-OP_LIBRARIES = [lib if os.path.isabs(lib) else os.path.join(HERE, lib) for lib in RUNNER["op_libraries"]]
-
-
-def load_libraries():
-    for lib in OP_LIBRARIES:
-        torch.ops.load_library(lib)
-
-
-def load_program():
-    """The exported program MODEL of repro.pt2, with its sample inputs. A library's pytree
-    types (transformers' output dicts) are registered by importing their module first."""
-    import importlib
-    import re
-    from torch.export.pt2_archive import _package
-
-    while True:
-        try:
-            try:
-                with _package.PT2ArchiveReader(PROGRAM) as reader:
-                    return _package._load_exported_programs(reader, reader.get_file_names(), None)[MODEL]
-            except (AttributeError, TypeError):  # another torch: its public loader
-                return _package.load_pt2(PROGRAM).exported_programs[MODEL]
-        except NotImplementedError as e:
-            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.\w+ in pytree is not registered", str(e))
-            if not found or found.group(1) in sys.modules:
-                raise
-            importlib.import_module(found.group(1))
-
-
-def child(package, inputs_path, outputs_path):
-    """Runs the compiled model; a crash here only ends this child process."""
-    load_libraries()
-    args, kwargs = torch.load(inputs_path)
-    out = torch._inductor.aoti_load_package(package)(*args, **kwargs)
-    torch.save(out, outputs_path)
-
-
-def observed(reason, message=""):
-    same = reason == FAILURE_CLASS and (not CHECK_STR or CHECK_STR in message)
-    print(f"repro.py: {reason}{': ' + message[-2000:] if message else ''}")
-    print("repro.py: the failure REPRODUCES" if same else f"repro.py: expected {FAILURE_CLASS}; it does not reproduce")
-    return 1 if same else (0 if reason == "passes" else 2)
-
-
-def assert_close_tolerances(t):
-    """The test's rtol and atol for a floating output, the dtype's defaults where it gave none."""
-    rtol, atol = ACCURACY.get("rtol"), ACCURACY.get("atol")
-    if rtol is None or atol is None:
-        from torch.testing._comparison import default_tolerances
-        default_rtol, default_atol = default_tolerances(t)
-        rtol = default_rtol if rtol is None else rtol
-        atol = default_atol if atol is None else atol
-    return rtol, atol
-
-
-def close(i, eager, compiled, fp64):
-    """The test's rule on output i: (passes, why)."""
-    compiled = compiled.to(eager.device)
-    floating = eager.is_floating_point() or eager.is_complex()
-    mode, tol = ACCURACY["mode"], ACCURACY["tolerance"]
-    if not floating and ACCURACY.get("ignore_non_fp"):
-        return True, "ignored"
-    if eager.dtype != compiled.dtype or eager.shape != compiled.shape:
-        return False, f"output {i}: {compiled.dtype}{list(compiled.shape)}, eager {eager.dtype}{list(eager.shape)}"
-    if not floating and ACCURACY.get("exact_non_fp"):
-        return torch.equal(eager, compiled), f"output {i} differs (compared exactly)"
-    if mode == STRICT:
-        a, b = (eager.to(torch.uint8), compiled.to(torch.uint8)) if eager.dtype == torch.bool else (eager, compiled)
-        return torch.allclose(a, b, atol=tol, rtol=tol, equal_nan=True), f"output {i} not allclose at {tol}"
-    if mode == ASSERT_CLOSE:
-        kw = dict(zip(("rtol", "atol"), assert_close_tolerances(eager))) if floating else {}
-        try:
-            torch.testing.assert_close(compiled, eager, equal_nan=True, **kw)
-            return True, ""
-        except AssertionError as e:
-            return False, f"output {i}: {e}"
-    from torch._dynamo.utils import same
-    return (same(eager, compiled, fp64, tol=tol, equal_nan=True, ignore_non_fp=bool(ACCURACY.get("ignore_non_fp"))),
-            f"output {i} differs under the fp64 rule (tol {tol})")
-
-
-def compile_package(ep, package):
-    """aoti_compile_and_package under the test's inductor_configs. The harness's own keys,
-    aoti_harness.aten_fallbacks (operators called as ATen kernels instead of generated code)
-    and aoti_harness.skip_decompositions, are applied as the harness applies them, and not
-    passed to inductor."""
-    configs = dict(INDUCTOR_CONFIGS)
-    ops = {}
-    for key in ("aoti_harness.aten_fallbacks", "aoti_harness.skip_decompositions"):
-        names = configs.pop(key, [])
-        ops[key] = []
-        for name in json.loads(names) if isinstance(names, str) else names:
-            op = torch.ops
-            for part in name.split("."):
-                op = getattr(op, part)
-            ops[key].append(op)
-    if any(ops.values()):
-        from torch._inductor import decomposition, lowering
-        for op in ops["aoti_harness.aten_fallbacks"] + ops["aoti_harness.skip_decompositions"]:
-            for overload in ([getattr(op, n) for n in op.overloads()] if hasattr(op, "overloads") else [op]):
-                decomposition.decompositions.pop(overload, None)
-        for op in ops["aoti_harness.aten_fallbacks"]:
-            lowering.make_fallback(op, warn=False, override_decomp=True)
-        decomposition.fast_random_decomps.cache_clear()
-        configs["force_disable_caches"] = True
-    torch._inductor.aoti_compile_and_package(ep, package_path=package, inductor_configs=configs)
-
-
-def main():
-    if DEVICE == "cuda" and not torch.cuda.is_available():
-        print(f"repro.py: the repro runs on cuda, and this torch ({torch.__version__}) sees no CUDA device; "
-              "run it on a GPU host with a CUDA torch")
-        return 2
-    load_libraries()
-    ep = load_program()
-    args, kwargs = ep.example_inputs
-    work = tempfile.mkdtemp(prefix="aoti_repro_")
-    package = os.path.join(work, "repro_compiled.pt2")
-    try:
-        compile_package(ep, package)
-    except Exception as e:
-        return observed("compile error", f"{type(e).__name__}: {e}")
-    inputs_path, outputs_path = os.path.join(work, "inputs.pt"), os.path.join(work, "outputs.pt")
-    torch.save((args, kwargs), inputs_path)
-    # A flaky failure votes, as its test did: it reproduces when any of VOTES runs fails.
-    votes = max(1, int(OPTIONS.get("votes", 1)))
-    for run in range(votes):
-        if votes > 1:
-            print(f"repro.py: run {run + 1} of {votes} (the failure is flaky: any failing run reproduces it)")
-        reason, message = run_once(ep, args, kwargs, package, inputs_path, outputs_path)
-        if reason != "passes" or run == votes - 1:
-            return observed(reason, message)
-
-
-def run_once(ep, args, kwargs, package, inputs_path, outputs_path):
-    """One run of the compiled repro in a child, judged: (what it did, the message)."""
-    env = dict(os.environ)
-    env.update(kv.split("=", 1) for kv in RUNNER.get("env", []))
-    if RUNNER.get("runtime_check_inputs"):
-        env["AOTI_RUNTIME_CHECK_INPUTS"] = "1"
-    try:
-        proc = subprocess.run([sys.executable, __file__, "--child", package, inputs_path, outputs_path],
-                              capture_output=True, text=True, env=env, timeout=RUNNER.get("timeout_s"))
-    except subprocess.TimeoutExpired:
-        return "timeout", f"the compiled model ran past {RUNNER.get('timeout_s')} s"
-    if proc.returncode < 0:
-        import signal
-        return f"signal {signal.Signals(-proc.returncode).name}", proc.stderr
-    if proc.returncode != 0:
-        return "runtime error", proc.stderr
-    compiled = torch.load(outputs_path)
-    if DEVICE == "cuda":
-        torch.cuda.synchronize()
-    # Eager and float64 each from the program's own state, as the compiled child starts from
-    # it: a program that writes its buffers in forward (a step counter, a cache) would
-    # otherwise see the other run's writes (ep.module() shares the program's buffers).
-    with torch.no_grad():
-        eager = copy.deepcopy(ep).module()(*args, **kwargs)
-        fp64 = None
-        if ACCURACY["mode"] == FP64:
-            to64 = lambda t: t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
-            fp64 = copy.deepcopy(ep).module().to(torch.float64)(*pytree.tree_map(to64, args),
-                                                                **pytree.tree_map(to64, kwargs))
-    eager, compiled = pytree.tree_leaves(eager), pytree.tree_leaves(compiled)
-    fp64 = pytree.tree_leaves(fp64) if fp64 is not None else [None] * len(eager)
-    if len(eager) != len(compiled):
-        return "accuracy", f"the compiled model returned {len(compiled)} outputs, eager {len(eager)}"
-    judged = OPTIONS.get("judged_outputs") or len(eager)
-    for i in range(min(judged, len(eager))):
-        if not isinstance(eager[i], torch.Tensor):
-            continue
-        ok, why = close(i, eager[i], compiled[i], fp64[i])
-        if not ok:
-            return "accuracy", f"under {ACCURACY['mode']} accuracy: {why}"
-    return "passes", ""
-
-
-if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
-        child(*sys.argv[2:])
-        sys.exit(0)
-    sys.exit(main())
-)PY";
+// directory): the same rule, tolerances, judged outputs, seed, runner environment and
+// timeout.
+constexpr const char kReproTemplate[] =
+#include "reducer/repro/repro_template.inc"
+    ;
+constexpr const char kTemplateHeader[] =
+    "# aoti_harness repro (the template: reducer/artifacts.cc writes the header and the case).\n#\n";
+constexpr const char kCaseBegin[] = "# --- the case: written per repro by aoti_harness (reducer/artifacts.cc) ---\n";
+constexpr const char kCaseEnd[] = "# --- end of the case ---\n";
 
 std::string ReproPy(const ReduceResult& r, const std::string& options_json, const std::string& check_str,
                     const std::string& env, const std::string& device) {
-  std::ostringstream py;
-  py << "#!/usr/bin/env python3\n"
-     << "# aoti_harness repro: " << CommentLine(r.failure_class) << ", reduced from " << r.nodes_before << " to "
-     << r.nodes_after << " nodes.\n#\n# Minimal graph:\n"
-     << CommentBlock(FormatGraph(r.minimal), "#   ") << "#\n"
-     << CommentBlock(env, "# ") << "#\n"
-     << "# Usage: python repro.py    (exit 1: the failure reproduces; 0: it does not; 2: it fails differently)\n"
-     << kReproPyImports
-     << "FAILURE_CLASS = " << Py(r.failure_class) << "\n"
-     << "CHECK_STR = " << Py(check_str) << "\n"
-     << "INDUCTOR_CONFIGS = json.loads(" << Py(r.inductor_configs_json) << ")\n"
-     << "# The model inside repro.pt2.\n"
-     << "MODEL = " << Py(r.model) << "\n"
-     << "# The check options the failing test ran with (its case.json's check_options): the repro\n"
-     << "# judges by the same rule, tolerances and outputs, and runs the compiled model as it did.\n"
-     << "OPTIONS = json.loads(" << Py(options_json) << ")\n"
-     << "# The device the program, its weights and its inputs are on (the compiled model's).\n"
-     << "DEVICE = " << Py(device) << "\n"
-     << "# The accuracy modes as the check options spell them.\n"
-     << "FP64, STRICT, ASSERT_CLOSE = " << Py(AccuracyModeName(AccuracyMode::kFp64Rmse)) << ", "
-     << Py(AccuracyModeName(AccuracyMode::kStrict)) << ", " << Py(AccuracyModeName(AccuracyMode::kAssertClose)) << "\n"
-     << kReproPyBody;
-  return py.str();
+  std::ostringstream header;
+  header << "# aoti_harness repro: " << CommentLine(r.failure_class) << ", reduced from " << r.nodes_before << " to "
+         << r.nodes_after << " nodes.\n#\n# Minimal graph:\n"
+         << CommentBlock(FormatGraph(r.minimal), "#   ") << "#\n"
+         << CommentBlock(env, "# ") << "#\n";
+  std::ostringstream c;
+  c << kCaseBegin << "FAILURE_CLASS = " << Py(r.failure_class) << "\n"
+    << "CHECK_STR = " << Py(check_str) << "\n"
+    << "INDUCTOR_CONFIGS = json.loads(" << Py(r.inductor_configs_json) << ")\n"
+    << "# The model inside repro.pt2.\n"
+    << "MODEL = " << Py(r.model) << "\n"
+    << "# The check options the failing test ran with (its case.json's check_options): the repro\n"
+    << "# judges by the same rule, tolerances, outputs and seed, and runs the compiled model as it did.\n"
+    << "OPTIONS = json.loads(" << Py(options_json) << ")\n"
+    << "# The device the program, its weights and its inputs are on (the compiled model's).\n"
+    << "DEVICE = " << Py(device) << "\n"
+    << "# The accuracy modes as the check options spell them, and the harness's bound of a\n"
+    << "# reliable float64 reference (harness/accuracy_rule.h).\n"
+    << "FP64, STRICT, ASSERT_CLOSE = " << Py(AccuracyModeName(AccuracyMode::kFp64Rmse)) << ", "
+    << Py(AccuracyModeName(AccuracyMode::kStrict)) << ", " << Py(AccuracyModeName(AccuracyMode::kAssertClose)) << "\n"
+    << "UNRELIABLE_REFERENCE = " << kUnreliableReference << "\n"
+    << kCaseEnd;
+  std::string py = kReproTemplate;
+  const size_t h = py.find(kTemplateHeader), begin = py.find(kCaseBegin), end = py.find(kCaseEnd);
+  if (h == std::string::npos || begin == std::string::npos || end == std::string::npos || end < begin) {
+    throw ReducerError("repro.py's template has lost its header or case markers (reducer/repro/repro_template.py)");
+  }
+  py.replace(begin, end + std::strlen(kCaseEnd) - begin, c.str());
+  py.replace(h, std::strlen(kTemplateHeader), header.str());
+  return py;
 }
 
 }  // namespace
