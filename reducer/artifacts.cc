@@ -77,6 +77,11 @@ std::string Starlark(const std::string& text) { return StringLiteral(text, Sourc
 constexpr const char kReproTemplate[] =
 #include "reducer/repro/repro_template.inc"
     ;
+// The harness's own inductor_configs keys, applied (tools/aoti_aten_fallbacks.py): written
+// beside repro.py, which imports it.
+constexpr const char kAtenFallbacksModule[] =
+#include "reducer/repro/aoti_aten_fallbacks.inc"
+    ;
 constexpr const char kTemplateHeader[] =
     "# aoti_harness repro (the template: reducer/artifacts.cc writes the header and the case).\n#\n";
 constexpr const char kCaseBegin[] = "# --- the case: written per repro by aoti_harness (reducer/artifacts.cc) ---\n";
@@ -454,6 +459,7 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
     if (full && !archive.empty()) CopyFileAtomically(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
   }
   const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
+  WriteAtomically(out_dir + "/aoti_aten_fallbacks.py", kAtenFallbacksModule);
   WriteAtomically(out_dir + "/repro.py", ReproPy(r, JsonText(options_json), options.check_str, env, device));
   // graph.dot, the culprit marked (report.html draws it).
   WriteAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));

@@ -245,7 +245,9 @@ TEST_P(StageLadder, NamesTheStageAndVerifiesTheFallbackOnTheOriginal) {
             nlohmann::json::parse(R"({"aoti_harness.aten_fallbacks": "[\"aten.relu.default\"]"})"));
   const std::string md = WorkaroundMarkdown(s, GetParam());
   EXPECT_THAT(md, ::testing::HasSubstr(R"("aoti_harness.aten_fallbacks": "[\"aten.relu.default\"]")"));
-  EXPECT_THAT(md, ::testing::HasSubstr("lowering.make_fallback(op, warn=False, override_decomp=True)"));
+  EXPECT_THAT(md, ::testing::HasSubstr("from aoti_aten_fallbacks import AtenFallbacks, split_configs"));
+  EXPECT_THAT(md, ::testing::HasSubstr("with AtenFallbacks(fallbacks, undecomposed):"));
+  EXPECT_THAT(md, ::testing::HasSubstr("force_disable_caches"));
   std::cout << "[aoti] | " << GetParam() << " | " << r.failure_class << " | " << s.culprit_op << " | " << s.stage
             << " | " << s.workaround_what << " | ladder " << s.ladder_compiles << " + workaround "
             << s.workaround_compiles << " compiles | original passes: " << (s.workaround_verified ? "yes" : "no")

@@ -353,18 +353,24 @@ std::string WorkaroundMarkdown(const StageReport& s, const std::string& model_la
   md << "**" << s.workaround_what << "**: the original program compiled with it passes its check (verified by "
      << s.workaround_compiles << " compile(s)). Cost: " << CostText(s) << ".\n\n"
      << "## In the model repository (`aoti_package`)\n\n```starlark\n    inductor_configs = " << StarlarkConfigs(merged)
-     << ",\n```\n\n## In Python (`aoti_compile_and_package`)\n\n```python\n";
+     << ",\n```\n\n## In Python (`aoti_compile_and_package`)\n\n";
   const json workaround = json::parse(s.workaround_configs_json);
-  if (workaround.contains(kAtenFallbacks)) {
-    md << "import torch\nfrom torch._inductor import decomposition, lowering\n\n"
-       << "# " << s.culprit_op << " called as an ATen kernel: its decompositions left out, then a fallback.\n"
-       << "op = torch.ops." << s.culprit_op << "\n"
-       << "decomposition.decompositions.pop(op, None)\n"
-       << "lowering.make_fallback(op, warn=False, override_decomp=True)\n"
-       << "decomposition.fast_random_decomps.cache_clear()\n";
+  if (workaround.contains(kAtenFallbacks) || workaround.contains(kSkipDecompositions)) {
+    // The verified compile applied the harness's keys with aoti_aten_fallbacks.py (the
+    // packager's own module, beside repro.py): the same module, the same configs, so the
+    // lines below are what was verified, force_disable_caches included.
+    md << "`aoti_aten_fallbacks.py` (beside `repro.py`; copy it into your repository) applies the harness's own "
+       << "keys as the verified compile did: " << s.culprit_op << " called as an ATen kernel (its decompositions "
+       << "left out, then a fallback), and inductor's caches off for the compile (`force_disable_caches`: they do not "
+       << "know of the fallback, and a warm cache would hand back the buggy kernel).\n\n```python\n"
+       << "import torch\nfrom aoti_aten_fallbacks import AtenFallbacks, split_configs\n\n"
+       << "inductor_configs, fallbacks, undecomposed = split_configs(" << PythonDict(merged) << ")\n"
+       << "with AtenFallbacks(fallbacks, undecomposed):\n"
+       << "    torch._inductor.aoti_compile_and_package(ep, package_path=..., inductor_configs=inductor_configs)\n```\n";
+  } else {
+    md << "```python\ninductor_configs = " << PythonDict(merged) << "\n"
+       << "torch._inductor.aoti_compile_and_package(ep, package_path=..., inductor_configs=inductor_configs)\n```\n";
   }
-  md << "inductor_configs = " << PythonDict(merged) << "\n"
-     << "torch._inductor.aoti_compile_and_package(ep, package_path=..., inductor_configs=inductor_configs)\n```\n";
   return md.str();
 }
 

@@ -44,14 +44,15 @@ import time
 import traceback
 import warnings
 
+# The harness's own inductor_configs keys (ATen fallbacks, skipped decompositions): one
+# implementation, beside this file, shared with every repro.py and workaround.md.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from aoti_aten_fallbacks import AtenFallbacks, ContractError, parse_config_value, split_configs  # noqa: E402
+
 PACKAGE_FORMAT = "aoti_harness.package/1"
 EXTRA_DIR = "extra/aoti_harness/"
 # Raw tensors live outside extra/: torch.export.load reads every extra/ file as text.
 TENSOR_DIR = "aoti_harness/"
-
-
-class ContractError(Exception):
-    """The model file does not follow the documented contract."""
 
 
 def log(msg):
@@ -128,16 +129,6 @@ STRIPPED_TORCH_VARIABLES = (
 
 def is_stripped_torch_variable(name):
     return any(name.startswith(v[:-1]) if v.endswith("*") else name == v for v in STRIPPED_TORCH_VARIABLES)
-
-
-def parse_config_value(text):
-    """Config values arrive as strings from Bazel: JSON literals become typed values."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def load_model_file(path):
@@ -534,107 +525,6 @@ def compiler_errors(message, context=2, limit=40):
             keep.update(range(i, min(len(lines), i + context + 1)))
     picked = [lines[i] for i in sorted(keep)][:limit]
     return "\n".join(picked)
-
-
-# The inductor_configs keys the harness reads itself and never passes to inductor:
-#   aoti_harness.aten_fallbacks: ATen operators inductor must call as they are (an ATen
-#     fallback) instead of decomposing, lowering and generating code for them; a workaround
-#     for a compiler bug in one operator;
-#   aoti_harness.skip_decompositions: operators whose inductor decomposition is left out
-#     (they are lowered as they are); the reducer's stage ladder uses it.
-ATEN_FALLBACKS = "aoti_harness.aten_fallbacks"
-SKIP_DECOMPOSITIONS = "aoti_harness.skip_decompositions"
-HARNESS_KEYS = (ATEN_FALLBACKS, SKIP_DECOMPOSITIONS)
-
-
-def operators(configs, key):
-    """The operators configs[key] names (a JSON list of names). ContractError naming the key."""
-    import torch
-
-    names = parse_config_value(configs.get(key, []))
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise ContractError(f"inductor_configs[{key!r}] = {configs[key]!r}: expected a JSON list "
-                            'of ATen operator names, e.g. ["aten.relu.default"]')
-    ops = []
-    for name in names:
-        parts = name.split(".")
-        op = torch.ops
-        try:
-            for part in parts:
-                op = getattr(op, part)
-        except (AttributeError, RuntimeError):
-            op = None
-        if len(parts) not in (2, 3) or not isinstance(op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
-            raise ContractError(f"inductor_configs[{key!r}]: {name!r} is not an operator; expected "
-                                "<namespace>.<op>[.<overload>], e.g. aten.relu.default")
-        ops.append(op)
-    return ops
-
-
-def overloads(op):
-    return [getattr(op, name) for name in op.overloads()] if hasattr(op, "overloads") else [op]
-
-
-def split_configs(configs):
-    """(the configs for inductor, the operators to fall back to ATen, the operators whose
-    decomposition is left out). ContractError naming the key when an aoti_harness.* key is
-    unknown, its value is not a list of operator names, or an operator to skip the
-    decomposition of has none."""
-    inductor = {k: v for k, v in configs.items() if not k.startswith("aoti_harness.")}
-    unknown = sorted(k for k in configs if k.startswith("aoti_harness.") and k not in HARNESS_KEYS)
-    if unknown:
-        raise ContractError(f"inductor_configs {unknown}: unknown harness key(s); the harness reads {list(HARNESS_KEYS)}")
-    fallbacks, undecomposed = operators(configs, ATEN_FALLBACKS), operators(configs, SKIP_DECOMPOSITIONS)
-    if undecomposed:
-        from torch._inductor.decomposition import select_decomp_table
-
-        table = select_decomp_table()
-        for op in undecomposed:
-            if not any(o in table for o in overloads(op)):
-                raise ContractError(f"inductor_configs[{SKIP_DECOMPOSITIONS!r}]: {op} has no decomposition in inductor's "
-                                    "table: no decomposition to leave out")
-    if fallbacks or undecomposed:
-        # Inductor's caches do not know about these: a cached compile of the same graph
-        # without them must not be reused.
-        inductor["force_disable_caches"] = True
-    return inductor, fallbacks, undecomposed
-
-
-class AtenFallbacks:
-    """For one compile, `fallbacks` are called as ATen kernels (inductor's make_fallback,
-    their decompositions left out) and `undecomposed` lose their decompositions only;
-    inductor's tables are restored afterwards, so the next compile in the same process (the
-    compile server's) is unaffected."""
-
-    def __init__(self, fallbacks, undecomposed=()):
-        self.fallbacks, self.undecomposed = list(fallbacks), list(undecomposed)
-
-    def __enter__(self):
-        if not (self.fallbacks or self.undecomposed):
-            return self
-        from torch._inductor import decomposition, lowering
-
-        self.saved = [(table, table.copy()) for table in (
-            lowering.lowerings, lowering.fallbacks, lowering.needs_realized_inputs, lowering._maybe_layout_constraints,
-            decomposition.decompositions)]
-        for op in self.fallbacks + self.undecomposed:
-            for overload in overloads(op):
-                decomposition.decompositions.pop(overload, None)
-        for op in self.fallbacks:
-            lowering.make_fallback(op, warn=False, override_decomp=True)
-        decomposition.fast_random_decomps.cache_clear()
-        return self
-
-    def __exit__(self, *exc):
-        if not (self.fallbacks or self.undecomposed):
-            return False
-        from torch._inductor import decomposition
-
-        for table, saved in self.saved:
-            table.clear()
-            table.update(saved)
-        decomposition.fast_random_decomps.cache_clear()
-        return False
 
 
 class KernelInformation:

@@ -20,7 +20,7 @@ PROGRAM = os.path.join(HERE, "repro.pt2")
 # --- the case: written per repro by aoti_harness (reducer/artifacts.cc) ---
 FAILURE_CLASS = "accuracy"
 CHECK_STR = ""
-INDUCTOR_CONFIGS = {}
+INDUCTOR_CONFIGS = json.loads("{}")
 # The model inside repro.pt2.
 MODEL = "model"
 # The check options the failing test ran with (its case.json's check_options): the repro
@@ -175,30 +175,16 @@ def random_operators(ep):
 
 
 def compile_package(ep, package):
-    """aoti_compile_and_package under the test's inductor_configs. The harness's own keys,
-    aoti_harness.aten_fallbacks (operators called as ATen kernels instead of generated code)
-    and aoti_harness.skip_decompositions, are applied as the harness applies them, and not
-    passed to inductor."""
-    configs = dict(INDUCTOR_CONFIGS)
-    ops = {}
-    for key in ("aoti_harness.aten_fallbacks", "aoti_harness.skip_decompositions"):
-        names = configs.pop(key, [])
-        ops[key] = []
-        for name in json.loads(names) if isinstance(names, str) else names:
-            op = torch.ops
-            for part in name.split("."):
-                op = getattr(op, part)
-            ops[key].append(op)
-    if any(ops.values()):
-        from torch._inductor import decomposition, lowering
-        for op in ops["aoti_harness.aten_fallbacks"] + ops["aoti_harness.skip_decompositions"]:
-            for overload in ([getattr(op, n) for n in op.overloads()] if hasattr(op, "overloads") else [op]):
-                decomposition.decompositions.pop(overload, None)
-        for op in ops["aoti_harness.aten_fallbacks"]:
-            lowering.make_fallback(op, warn=False, override_decomp=True)
-        decomposition.fast_random_decomps.cache_clear()
-        configs["force_disable_caches"] = True
-    torch._inductor.aoti_compile_and_package(ep, package_path=package, inductor_configs=configs)
+    """aoti_compile_and_package under the test's inductor_configs, as the harness compiled it:
+    values typed as the harness types them, and its own keys (aoti_harness.aten_fallbacks,
+    aoti_harness.skip_decompositions) applied by aoti_aten_fallbacks.py beside this file, the
+    harness's one implementation of them, never passed to inductor."""
+    sys.path.insert(0, HERE)
+    from aoti_aten_fallbacks import AtenFallbacks, parse_config_value, split_configs
+
+    configs, fallbacks, undecomposed = split_configs({k: parse_config_value(v) for k, v in INDUCTOR_CONFIGS.items()})
+    with AtenFallbacks(fallbacks, undecomposed):
+        torch._inductor.aoti_compile_and_package(ep, package_path=package, inductor_configs=configs)
 
 
 def main():
