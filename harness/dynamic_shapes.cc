@@ -1,6 +1,8 @@
 #include "harness/dynamic_shapes.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -9,6 +11,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "harness/errors.h"
+#include "harness/sym_expr.h"
 
 namespace aoti {
 namespace {
@@ -23,15 +26,56 @@ bool IsSymbolName(const std::string& s) {
   return std::regex_match(s, name);
 }
 
-std::vector<std::vector<int64_t>> SizesAt(const ProgramSignature& sig, const std::map<std::string, int64_t>& symbols) {
-  std::vector<std::vector<int64_t>> sizes;
+// SizeAt: a dimension's size with the symbols bound: a plain symbol's value, or a derived
+// dimension's expression (2*s0) evaluated; nullopt when it cannot be.
+std::optional<int64_t> SizeAt(const std::string& sym, const std::map<std::string, int64_t>& symbols) {
+  if (IsSymbolName(sym)) {
+    const auto it = symbols.find(sym);
+    return it == symbols.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  return EvaluateSymExpr(sym, symbols);
+}
+
+// SizesAt: each input's sizes at the point; false when a derived dimension comes out
+// negative or cannot be evaluated there.
+bool SizesAt(const ProgramSignature& sig, const std::map<std::string, int64_t>& symbols,
+             std::vector<std::vector<int64_t>>* sizes) {
   for (const auto& in : sig.user_inputs) {
     std::vector<int64_t> dims;
-    for (const auto& d : in.sizes) dims.push_back(d.is_symbolic() ? symbols.at(d.sym) : d.size);
-    sizes.push_back(dims);
+    for (const auto& d : in.sizes) {
+      const std::optional<int64_t> v = d.is_symbolic() ? SizeAt(d.sym, symbols) : std::optional<int64_t>(d.size);
+      if (!v || *v < 0) return false;
+      dims.push_back(*v);
+    }
+    sizes->push_back(dims);
   }
-  return sizes;
+  return true;
 }
+
+// SolveForSample: the value of the one unbound symbol of `expr` that gives the sample's
+// size (a derived dimension, 2*s0 = 16: s0 = 8), the least such; nullopt when none up to
+// the sample size (derived dimensions are affine in their root: the root is no larger).
+std::optional<int64_t> SolveForSample(const std::string& expr, const std::string& sym,
+                                      const std::map<std::string, int64_t>& bound, int64_t sample) {
+  std::map<std::string, int64_t> values = bound;
+  for (int64_t v = 0; v <= std::max<int64_t>(sample, 1) + 1; ++v) {
+    values[sym] = v;
+    if (EvaluateSymExpr(expr, values) == sample) return v;
+  }
+  return std::nullopt;
+}
+
+int64_t InputBytes(const std::vector<std::vector<int64_t>>& sizes, const std::vector<at::Tensor>& sample) {
+  int64_t total = 0;
+  for (size_t i = 0; i < sizes.size() && i < sample.size(); ++i) {
+    int64_t n = static_cast<int64_t>(sample[i].element_size());
+    for (int64_t d : sizes[i]) n = d > 0 && n > std::numeric_limits<int64_t>::max() / d ? std::numeric_limits<int64_t>::max() : n * d;
+    total = n > std::numeric_limits<int64_t>::max() - total ? std::numeric_limits<int64_t>::max() : total + n;
+  }
+  return total;
+}
+
+std::string MiB(int64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
 
 // Distinct: each symbol a size no other symbol has, as near its sample size as its range
 // allows; false when the ranges leave no such choice.
@@ -57,46 +101,115 @@ bool Distinct(const std::map<std::string, std::pair<int64_t, int64_t>>& ranges,
 
 }  // namespace
 
-std::vector<ShapePoint> ShapePoints(const Program& program, const std::vector<at::Tensor>& sample) {
+std::vector<ShapePoint> ShapePoints(const Program& program, const std::vector<at::Tensor>& sample,
+                                    int64_t max_input_bytes) {
   const ProgramSignature sig = program.Signature();
+  // The symbols the sample binds: plain symbols directly, then a symbol seen only inside
+  // derived dimensions (2*s0) solved from the sample's size there.
   std::map<std::string, int64_t> at_sample;
+  struct Derived {
+    size_t input, dim;
+    std::string expr;
+    int64_t size;
+  };
+  std::vector<Derived> derived;
   for (size_t i = 0; i < sig.user_inputs.size() && i < sample.size(); ++i) {
     const auto& in = sig.user_inputs[i];
-    for (size_t d = 0; d < in.sizes.size(); ++d) {
+    for (size_t d = 0; d < in.sizes.size() && d < static_cast<size_t>(sample[i].dim()); ++d) {
       if (!in.sizes[d].is_symbolic()) continue;
-      if (!IsSymbolName(in.sizes[d].sym)) {
-        throw HarnessError("input " + std::to_string(i) + " '" + in.name + "' dim " + std::to_string(d) + " is " +
-                           in.sizes[d].sym + ", an expression of symbols; the dynamic shapes to check are not "
-                           "planned for it (list them with aoti_model_test's shapes)");
+      if (IsSymbolName(in.sizes[d].sym)) {
+        at_sample.emplace(in.sizes[d].sym, sample[i].size(d));
+      } else {
+        derived.push_back({i, d, in.sizes[d].sym, sample[i].size(d)});
       }
-      if (d < static_cast<size_t>(sample[i].dim())) at_sample.emplace(in.sizes[d].sym, sample[i].size(d));
+    }
+  }
+  for (const Derived& e : derived) {
+    std::vector<std::string> unbound;
+    for (const auto& sym : SymbolsIn(e.expr)) {
+      if (!at_sample.count(sym)) unbound.push_back(sym);
+    }
+    const std::string where = "input " + std::to_string(e.input) + " '" + sig.user_inputs[e.input].name + "' dim " +
+                              std::to_string(e.dim) + " is " + e.expr;
+    std::optional<int64_t> root;
+    if (unbound.size() == 1) root = SolveForSample(e.expr, unbound[0], at_sample, e.size);
+    if (unbound.size() > 1 || (unbound.size() == 1 && !root)) {
+      throw HarnessError(where + ", an expression of symbols no other dimension binds; the dynamic shapes to check "
+                         "are not planned for it (list them with aoti_model_test's shapes)");
+    }
+    if (root) at_sample[unbound[0]] = *root;
+    if (SizeAt(e.expr, at_sample) != e.size) {
+      throw HarnessError(where + ", " + std::to_string(SizeAt(e.expr, at_sample).value_or(-1)) +
+                         " with the sample's symbols, but the sample's size there is " + std::to_string(e.size));
     }
   }
   if (at_sample.empty()) return {};
   std::map<std::string, std::pair<int64_t, int64_t>> ranges;
+  std::map<std::string, std::string> unbounded;  // symbol -> what its upper end is
   for (const auto& [sym, value] : at_sample) {
     int64_t lo = 1, hi = kUnbounded;
     if (auto it = program.range_constraints.find(sym); it != program.range_constraints.end()) {
       lo = std::max<int64_t>(it->second.min, 1);
       hi = it->second.max;
     }
-    if (hi >= kUnbounded) hi = std::max(value * kUnboundedFactor, lo + 1);
+    if (hi >= kUnbounded) {
+      hi = std::max(value * kUnboundedFactor, lo + 1);
+      unbounded[sym] = sym + " has no upper bound: taken at twice its sample size (" + std::to_string(hi) + ")";
+    }
     ranges[sym] = {lo, std::max(hi, lo)};
   }
   std::vector<ShapePoint> points;
   std::set<std::map<std::string, int64_t>> seen = {at_sample};  // the sample is checked already
-  auto add = [&](const std::string& name, const std::map<std::string, int64_t>& symbols) {
+  auto add = [&](const std::string& name, const std::map<std::string, int64_t>& symbols, const std::string& what) {
     if (!seen.insert(symbols).second) return;
-    points.push_back({name, symbols, SizesAt(sig, symbols)});
+    ShapePoint p{name, symbols, {}, what};
+    if (SizesAt(sig, symbols, &p.sizes)) points.push_back(std::move(p));
   };
   std::map<std::string, int64_t> lo, hi, distinct;
   for (const auto& [sym, range] : ranges) {
     lo[sym] = range.first;
     hi[sym] = range.second;
   }
-  add("min", lo);
-  add("max", hi);
-  if (ranges.size() > 1 && Distinct(ranges, at_sample, &distinct)) add("distinct", distinct);
+  add("min", lo, "every symbol at its minimum");
+  // The upper point: every symbol at its declared maximum ("max"); a symbol with none at
+  // twice its sample, and inputs that would take more than max_input_bytes scaled down
+  // toward the sample until they fit ("large", saying which).
+  std::vector<std::string> said;
+  for (const auto& [sym, why] : unbounded) said.push_back(why);
+  std::vector<std::vector<int64_t>> sizes;
+  const int64_t bytes = SizesAt(sig, hi, &sizes) ? InputBytes(sizes, sample) : 0;
+  if (bytes > max_input_bytes) {
+    // The fraction of the way from the sample to the max that fits, by bisection.
+    double good = 0, bad = 1;
+    auto at_fraction = [&](double f) {
+      std::map<std::string, int64_t> m;
+      for (const auto& [sym, v] : at_sample) {
+        m[sym] = v + static_cast<int64_t>(static_cast<double>(std::max(hi[sym], v) - v) * f);
+      }
+      return m;
+    };
+    for (int i = 0; i < 64; ++i) {
+      const double mid = (good + bad) / 2;
+      std::vector<std::vector<int64_t>> s;
+      if (SizesAt(sig, at_fraction(mid), &s) && InputBytes(s, sample) <= max_input_bytes) good = mid; else bad = mid;
+    }
+    const std::map<std::string, int64_t> capped = at_fraction(good);
+    for (const auto& [sym, v] : capped) {
+      if (v < hi[sym]) {
+        said.push_back(sym + " capped at " + std::to_string(v) + " of its " +
+                       (unbounded.count(sym) ? "twice-the-sample " : "declared max ") + std::to_string(hi[sym]));
+      }
+    }
+    said.push_back("the inputs at the max would take " + MiB(bytes) + ", over the cap of " + MiB(max_input_bytes));
+    hi = capped;
+  }
+  std::string what = "every symbol at its declared maximum";
+  if (!said.empty()) {
+    what.clear();
+    for (const auto& w : said) what += (what.empty() ? "" : "; ") + w;
+  }
+  add(said.empty() ? "max" : "large", hi, what);
+  if (ranges.size() > 1 && Distinct(ranges, at_sample, &distinct)) add("distinct", distinct, "no two symbols of one size");
   return points;
 }
 

@@ -22,16 +22,27 @@
 namespace aoti {
 
 struct ShapePoint {
-  std::string name;                          // "min", "max", "distinct", or a team's own
+  std::string name;                          // "min", "max", "large", "distinct", or a team's own
   std::map<std::string, int64_t> symbols;    // symbol -> size
   std::vector<std::vector<int64_t>> sizes;   // each input's sizes at this point
+  std::string what;                          // what the point is, for messages ("" a team's own)
 };
 
+// kMaxShapeInputBytes: the inputs of a planned point take at most this much (1 GiB) unless
+// the caller says otherwise.
+constexpr int64_t kMaxShapeInputBytes = int64_t{1} << 30;
+
 // ShapePoints: the points for a program whose user inputs have symbolic sizes, given the
-// sample inputs (which bind each symbol); empty for a static program. A symbol with no upper
-// bound is taken up to twice its sample size. Throws HarnessError naming the input when a
-// dimension is an expression of symbols this planner does not evaluate (e.g. "2*s0").
-std::vector<ShapePoint> ShapePoints(const Program& program, const std::vector<at::Tensor>& sample);
+// sample inputs (which bind each symbol); empty for a static program. "min": every symbol at
+// its minimum. "max": every symbol at its declared maximum; where a symbol has none (taken
+// at twice its sample size) or the inputs there would take more than max_input_bytes
+// (scaled down toward the sample until they fit), the point is "large" and its `what` says
+// which symbol is where and why. "distinct": no two symbols of one size. A derived dimension
+// (2*s0) is sized from its root symbol, the root solved from the sample where no other
+// dimension binds it. Throws HarnessError naming the input when a dimension is an
+// expression this planner cannot bind (two unbound symbols) or that disagrees with the sample.
+std::vector<ShapePoint> ShapePoints(const Program& program, const std::vector<at::Tensor>& sample,
+                                    int64_t max_input_bytes = kMaxShapeInputBytes);
 
 // ParseShapes: a team's own shapes, "NAME=2x64/2x64,NAME2=..." (one entry per point, the
 // sizes of each user input separated by '/', dimensions by 'x', "" for a 0-d input), as

@@ -16,6 +16,7 @@ DEFINE_string(static_package, "", "//testdata:mlp");
 namespace aoti {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -42,12 +43,34 @@ TEST(ShapePoints, EachSymbolAtItsMinimumAndMaximum) {
   EXPECT_EQ(points[1].symbols.at(BatchSymbol(p)), 64);
 }
 
-TEST(ShapePoints, AnUnboundedSymbolGoesToTwiceItsSample) {
+TEST(ShapePoints, AnUnboundedSymbolGoesToTwiceItsSampleAndThePointSaysSo) {
   Program p = Load(FLAGS_dynamic_batch);
   p.range_constraints[BatchSymbol(p)].max = INT64_MAX;
   const std::vector<ShapePoint> points = ShapePoints(p, {at::randn({8, 12})});
   ASSERT_EQ(points.size(), 2u);
   EXPECT_THAT(points[1].sizes, ElementsAre(ElementsAre(16, 12)));
+  EXPECT_EQ(points[1].name, "large") << "twice the sample is not the max";
+  EXPECT_THAT(points[1].what, HasSubstr("has no upper bound: taken at twice its sample size (16)"));
+  EXPECT_EQ(points[0].what, "every symbol at its minimum");
+}
+
+// A declared maximum whose inputs would not fit: scaled down toward the sample until they
+// take at most the cap, and named for what it is.
+TEST(ShapePoints, AHugeDeclaredMaxIsCappedAndSaysSo) {
+  Program p = Load(FLAGS_dynamic_batch);
+  p.range_constraints[BatchSymbol(p)].max = int64_t{1} << 30;  // 48 GiB of float32[batch, 12]
+  const std::vector<ShapePoint> points = ShapePoints(p, {at::randn({8, 12})}, /*max_input_bytes=*/1 << 20);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[1].name, "large");
+  const int64_t batch = points[1].sizes.at(0).at(0);
+  EXPECT_GT(batch, 8);
+  EXPECT_LE(batch * 12 * 4, 1 << 20);
+  EXPECT_GT((batch + 100) * 12 * 4, 1 << 20) << "capped far below what fits";
+  EXPECT_THAT(points[1].what, AllOf(HasSubstr("capped at " + std::to_string(batch) + " of its declared max 1073741824"),
+                                    HasSubstr("over the cap of 1 MiB")));
+  // Within the cap, the max is the max.
+  p.range_constraints[BatchSymbol(p)].max = 64;
+  EXPECT_EQ(ShapePoints(p, {at::randn({8, 12})}, 1 << 20)[1].name, "max");
 }
 
 // Two symbols of equal sample size (pytorch#153896's trigger): "distinct" parts them.
@@ -67,14 +90,32 @@ TEST(ShapePoints, DistinctSizesForSymbolsTheSampleMakesEqual) {
   EXPECT_EQ(ShapePoints(p, {at::randn({8, 6})}).size(), 2u);
 }
 
-TEST(ShapePoints, AnExpressionIsRefusedByName) {
+// A derived dimension (torch.export's 2*dx) is sized from its root: bound by another
+// dimension, or solved from the sample where it is the only one. It was refused, and the
+// refusal registered a failing test with no compiler bug.
+TEST(ShapePoints, ADerivedDimensionIsSizedFromItsRoot) {
   Program p = Load(FLAGS_dynamic_batch);
-  p.tensor_values.at(p.Signature().user_inputs.at(0).name).sizes.at(0).sym = "2*s0";
+  const std::string batch = BatchSymbol(p);
+  p.tensor_values.at(p.Signature().user_inputs.at(0).name).sizes.at(0).sym =
+      "Mul(Integer(2), Symbol('" + batch + "', positive=True, integer=True))";
+  p.range_constraints[batch] = {1, 32};
+  const std::vector<ShapePoint> points = ShapePoints(p, {at::randn({8, 12})});
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].symbols.at(batch), 1);
+  EXPECT_THAT(points[0].sizes, ElementsAre(ElementsAre(2, 12)));
+  EXPECT_EQ(points[1].name, "max");
+  EXPECT_THAT(points[1].sizes, ElementsAre(ElementsAre(64, 12)));
+}
+
+TEST(ShapePoints, AnExpressionOfTwoUnboundSymbolsIsRefusedByName) {
+  Program p = Load(FLAGS_dynamic_batch);
+  p.tensor_values.at(p.Signature().user_inputs.at(0).name).sizes.at(0).sym =
+      "Mul(Symbol('s0', positive=True, integer=True), Symbol('s1', positive=True, integer=True))";
   try {
     ShapePoints(p, {at::randn({8, 12})});
-    FAIL() << "no error for an expression";
+    FAIL() << "no error for an expression of two unbound symbols";
   } catch (const HarnessError& e) {
-    EXPECT_THAT(e.what(), AllOf(HasSubstr("2*s0"), HasSubstr("shapes")));
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("Symbol('s0'"), HasSubstr("no other dimension binds"), HasSubstr("shapes")));
   }
 }
 

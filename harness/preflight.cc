@@ -38,6 +38,28 @@ std::string Lower(std::string s) {
 
 }  // namespace
 
+std::string CodegenCpuFlags(const std::set<std::string>& cpu_flags) {
+  // Prefixes of /proc/cpuinfo's names for instruction set extensions g++ can target.
+  static const char* const kIsa[] = {
+      // x86
+      "sse", "ssse3", "avx", "fma", "f16c", "bmi", "popcnt", "abm", "lzcnt", "movbe", "aes", "pclmulqdq", "sha_ni",
+      "vaes", "vpclmulqdq", "gfni", "adx", "rdrand", "rdseed", "amx", "cx16", "xop", "tbm", "vnni", "avx_vnni",
+      "clflushopt", "clwb", "xsave", "prefetchw", "3dnowprefetch", "serialize", "movdir", "waitpkg", "cldemote",
+      // ARM
+      "fp", "asimd", "sve", "bf16", "i8mm", "fphp", "fcma", "jscvt", "lrcpc", "dcpop", "sha", "sm3", "sm4", "crc32",
+      "atomics", "dit", "flagm", "frint", "svebf16", "svei8mm", "sme"};
+  std::string out;
+  for (const auto& f : cpu_flags) {  // a std::set: sorted
+    for (const char* p : kIsa) {
+      if (f.rfind(p, 0) == 0) {
+        out += (out.empty() ? "" : " ") + f;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 HostInfo DetectHost() {
   HostInfo h;
   struct utsname u {};

@@ -51,6 +51,13 @@ struct HostInfo {
 HostInfo DetectHost();
 CudaHost DetectCudaHost();
 
+// CodegenCpuFlags: the CPU flags that change the code AOTI generates and g++ builds
+// (-march=native and inductor's vector ISA): the instruction set extensions (SSE to
+// AVX-512 and AMX, FMA, F16C, BMI, ...; NEON, SVE, ... on ARM), in a stable order. Not the
+// flags that differ between machines of one fleet and change no code (hypervisor, the
+// timestamp counter's, the mitigations'): a compile cache keyed by these is shared.
+std::string CodegenCpuFlags(const std::set<std::string>& cpu_flags);
+
 // CudaVersionNumber: "13.0" -> 13000, "12.8" -> 12080, as the driver API counts; 0 for "".
 // Throws HarnessError naming `what` for anything else.
 int CudaVersionNumber(const std::string& version, const std::string& what);

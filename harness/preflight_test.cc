@@ -191,5 +191,23 @@ TEST(CheckInputs, RankAndUndefined) {
   EXPECT_THAT(CheckInputs(program, {at::Tensor()}, "cpu"), ElementsAre("input 0 'x': is an undefined tensor"));
 }
 
+// The compile cache's key holds the CPU flags that change AOTI's code, not the ones that
+// differ between machines of one fleet: two VMs of one CPU model, one with another
+// hypervisor's and mitigations' flags, share entries; one without AVX-512 does not.
+TEST(CodegenCpuFlags, MachinesOfOneFleetShareAndAnotherIsaDoesNot) {
+  const std::set<std::string> a = {"fpu", "sse4_2", "avx2", "fma", "f16c", "avx512f", "avx512bw", "amx_tile",
+                                   "hypervisor", "constant_tsc", "md_clear", "flush_l1d", "arch_perfmon", "rep_good"};
+  std::set<std::string> b = a;
+  for (const char* f : {"hypervisor", "md_clear", "flush_l1d", "rep_good"}) b.erase(f);
+  b.insert({"nonstop_tsc", "ibrs", "stibp", "tsc_known_freq"});
+  EXPECT_EQ(CodegenCpuFlags(a), CodegenCpuFlags(b));
+  EXPECT_EQ(CodegenCpuFlags(a), "amx_tile avx2 avx512bw avx512f f16c fma fpu sse4_2");
+  std::set<std::string> no_avx512 = a;
+  no_avx512.erase("avx512f");
+  no_avx512.erase("avx512bw");
+  EXPECT_NE(CodegenCpuFlags(a), CodegenCpuFlags(no_avx512));
+  EXPECT_EQ(CodegenCpuFlags({"fp", "asimd", "sve", "sve2", "cpuid", "evtstrm"}), "asimd fp sve sve2");
+}
+
 }  // namespace
 }  // namespace aoti

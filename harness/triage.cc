@@ -385,8 +385,10 @@ std::optional<Diagnosis> AccuracyDrift(const TriageEvidence& e) {
 std::optional<Diagnosis> Nondeterministic(const TriageEvidence& e) {
   if (e.failure_class != "nondeterministic") return std::nullopt;
   Diagnosis d;
-  static const std::regex draws(R"(it draws random numbers in ([^;.]*))");
-  static const std::regex differ(R"(two eager runs[^.]*)");
+  // Up to the end of the clause: a ';' or a full stop ('.' then a space or the end), not
+  // the dots of an operator's name (aten.randn_like.default) or of a number (0.25).
+  static const std::regex draws(R"(it draws random numbers in (.*?)(?:;|\.(?:\s|$)))");
+  static const std::regex differ(R"(two eager runs.*?(?=\.(?:\s|$)))");
   std::smatch m;
   if (std::regex_search(e.message, m, draws)) d.evidence.push_back("random operators: " + m.str(1));
   if (std::regex_search(e.message, m, differ)) d.evidence.push_back(m.str(0));

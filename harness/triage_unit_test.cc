@@ -146,5 +146,25 @@ TEST(Triage, TheSettingsTableSaysWhenTheWheelReadsEach) {
   EXPECT_TRUE(read.count("PYTORCH_NO_CUDA_MEMORY_CACHING=1=run time"));
 }
 
+// The nondeterministic verdict's evidence quotes whole clauses of the check's message: the
+// operators with their overloads, and the difference with its decimals (it was cut at the
+// first dot: "random operators: randn_like (aten").
+TEST(TriageFromRecordedText, ARandomModelsEvidenceIsNotCutMidPhrase) {
+  TriageEvidence e;
+  e.package = "model.pt2";
+  e.failure_class = "nondeterministic";
+  e.message = "model.pt2 model 'model': the model is random: it draws random numbers in randn_like "
+              "(aten.randn_like.default), dropout (aten.native_dropout.default); two eager runs on the same inputs "
+              "differ at output 0 'add' by up to 0.734512. Eager, float64 and the compiled model draw other numbers.";
+  const auto d = Triage(e);
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(d[0].id, "nondeterministic");
+  EXPECT_THAT(Joined(d[0].evidence),
+              AllOf(HasSubstr("random operators: randn_like (aten.randn_like.default), dropout "
+                              "(aten.native_dropout.default)\n"),
+                    HasSubstr("two eager runs on the same inputs differ at output 0 'add' by up to 0.734512\n")));
+  EXPECT_THAT(DiagnosisSummary(d), HasSubstr("(aten.randn_like.default), dropout (aten.native_dropout.default)."));
+}
+
 }  // namespace
 }  // namespace aoti

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "plugin/check_flags.h"
+#include "harness/failure_class.h"
 #include "harness/errors.h"
 #include "harness/failing_case.h"
 #include "plugin/flags.h"
@@ -106,7 +107,7 @@ std::string NamedByLabel(std::string message, const std::string& path, const std
     if (!r.diagnosis_markdown.empty()) failure << "\n  The diagnosis in full: " << InOutputsZip(directory) << "/diagnosis.md";
     if (ReducesOnFailure(failure_class)) {
       failure << "\n  The reduced repro, when the test ends: " << InOutputsZip(directory) << "/repro/";
-    } else {
+    } else if (IsCompilerFailure(failure_class)) {
       failure << "\n  Reduce it: " << ReduceCaseCommand(directory);
       if (!FLAGS_aoti_reduce_on_failure) failure << "\n    (or run the test again with --test_env=DUMP_AOTI_MINIFIER=1)";
     }

@@ -4,6 +4,8 @@
 #include <sstream>
 #include <string>
 
+#include "harness/failure_class.h"
+
 namespace {
 
 std::string EnvOr(const char* name, const char* fallback) {
@@ -27,6 +29,9 @@ int EnvInt(const char* name, int fallback) {
 
 }  // namespace
 
+DEFINE_int64(aoti_shapes_max_mb, 1024,
+             "A dynamic package's planned shapes take at most this many MiB of inputs: a declared maximum beyond it "
+             "is scaled down toward the sample, and the shape is named \"large\", saying so.");
 DEFINE_string(aoti_python, "", "Python with torch for the compile server (default: $AOTI_PYTHON).");
 DEFINE_string(aoti_compile_server, "", "tools/compile_server.py (set by aoti_model_test).");
 DEFINE_int32(aoti_reduce_jobs, EnvInt("AOTI_REDUCE_JOBS", 0),
@@ -121,17 +126,30 @@ DEFINE_string(aoti_remote_cache, EnvOr("AOTI_REMOTE_CACHE", "").c_str(),
 DEFINE_string(aoti_remote_instance_name, EnvOr("AOTI_REMOTE_INSTANCE_NAME", "").c_str(),
               "The remote cache's instance name (Bazel's --remote_instance_name). Env: AOTI_REMOTE_INSTANCE_NAME.");
 DEFINE_double(aoti_remote_cache_timeout_s, 10, "Seconds each call to the remote compile cache may take.");
+DEFINE_bool(aoti_remote_cache_upload, EnvOr("AOTI_REMOTE_CACHE_UPLOAD", "0") == std::string("1"),
+            "Write the reducer's new compiles to the remote cache too (off: it is only read). For the trusted CI "
+            "jobs that publish, as Bazel's --remote_upload_local_results. Env: AOTI_REMOTE_CACHE_UPLOAD=1.");
+DEFINE_string(aoti_remote_cache_ca_cert, EnvOr("AOTI_REMOTE_CACHE_CA_CERT", "").c_str(),
+              "grpcs://: a PEM bundle of the certificate authorities to trust (default: the system's roots), as "
+              "Bazel's --tls_certificate. Env: AOTI_REMOTE_CACHE_CA_CERT.");
+DEFINE_string(aoti_remote_cache_client_cert, EnvOr("AOTI_REMOTE_CACHE_CLIENT_CERT", "").c_str(),
+              "grpcs://: this client's certificate (PEM), for a server that asks for one; with "
+              "--aoti_remote_cache_client_key. Env: AOTI_REMOTE_CACHE_CLIENT_CERT.");
+DEFINE_string(aoti_remote_cache_client_key, EnvOr("AOTI_REMOTE_CACHE_CLIENT_KEY", "").c_str(),
+              "grpcs://: the client certificate's private key (PEM). Env: AOTI_REMOTE_CACHE_CLIENT_KEY.");
+DEFINE_string(aoti_remote_cache_header_file, EnvOr("AOTI_REMOTE_CACHE_HEADER_FILE", "").c_str(),
+              "A file of headers sent with every call to the remote cache, one 'Name: value' per line (e.g. "
+              "'Authorization: Bearer TOKEN'), as Bazel's --remote_header; a file, so that no secret is on a command "
+              "line. Env: AOTI_REMOTE_CACHE_HEADER_FILE.");
+DEFINE_double(aoti_remote_cache_failure_ttl_h, 168,
+              "Hours a failed compile's cache entry is believed (then compiled again), here and on the server.");
 
 namespace aoti {
 
 bool ReducesOnFailure(const std::string& failure_class) {
   if (!FLAGS_aoti_reduce_on_failure) return false;
   // Not the compiler's failures, or ones no rule can judge: nothing to reduce.
-  if (failure_class == "preflight" || failure_class == "harness error" || failure_class == "export error" ||
-      failure_class == "nondeterministic" || failure_class == "unreliable reference" ||
-      failure_class == "harness disagreement" || failure_class == "not supported") {
-    return false;
-  }
+  if (!IsCompilerFailure(failure_class)) return false;
   switch (FLAGS_aoti_repro_level) {
     case 1: return failure_class == "compile error";
     case 4: return failure_class == "accuracy";

@@ -20,6 +20,7 @@ DECLARE_string(aoti_check_options);   // a JSON file of check options (a case.js
 DECLARE_int64(aoti_seed);             // seed eager and compiled runs alike (negative: unseeded)
 DECLARE_int32(aoti_reruns);           // more compiled runs after a failure, for its rate (flaky or not)
 DECLARE_int32(aoti_votes);            // runs a pass must hold for (a flaky case's repro: any failing run fails)
+DECLARE_int64(aoti_shapes_max_mb);    // MiB of inputs a planned shape may take (beyond: scaled down, "large")
 DECLARE_string(aoti_shapes);          // NAME=2x64/2x64,... the generic test's own shapes (aoti_model_test's shapes)
 DECLARE_string(aoti_isolation);       // child | in_process
 DECLARE_double(aoti_timeout_s);       // per compiled run, in the child
@@ -33,6 +34,12 @@ DECLARE_int64(aoti_compile_cache_max_mb);
 DECLARE_string(aoti_remote_cache);          // grpc://HOST:PORT: the compile cache shared by a fleet
 DECLARE_string(aoti_remote_instance_name);
 DECLARE_double(aoti_remote_cache_timeout_s);
+DECLARE_bool(aoti_remote_cache_upload);        // write new compiles to the remote cache (else read only)
+DECLARE_string(aoti_remote_cache_ca_cert);     // grpcs://: CA bundle (default: the system's roots)
+DECLARE_string(aoti_remote_cache_client_cert); // grpcs://: client certificate
+DECLARE_string(aoti_remote_cache_client_key);  // grpcs://: its key
+DECLARE_string(aoti_remote_cache_header_file); // 'Name: value' lines sent with every call
+DECLARE_double(aoti_remote_cache_failure_ttl_h);  // hours a failed compile's entry is believed
 DECLARE_bool(aoti_reduce_on_failure);     // reduce failed checks when the test ends (DUMP_AOTI_MINIFIER=1)
 DECLARE_int32(aoti_repro_level);          // which failures: AOTINDUCTOR_REPRO_LEVEL
 DECLARE_string(aoti_python);

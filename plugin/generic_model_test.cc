@@ -79,6 +79,7 @@ std::string Describe(const ShapePoint& point) {
     for (size_t d = 0; d < sizes.size(); ++d) s += (d ? "x" : "") + std::to_string(sizes[d]);
   }
   for (const auto& [sym, v] : point.symbols) s += " " + sym + "=" + std::to_string(v);
+  if (!point.what.empty()) s += "; " + point.what;
   return s;
 }
 
@@ -129,7 +130,7 @@ void RegisterShapeChecks() {
       auto archive = Pt2Archive::Open(path);
       if (!archive->Manifest() || archive->Manifest()->compile.status == "export_error") continue;
       const Program program = Program::Parse(archive->ProgramJson(archive->ResolveModelName(FLAGS_aoti_model_name)), path);
-      points = ShapePoints(program, archive->SampleInputsOnCpu());
+      points = ShapePoints(program, archive->SampleInputsOnCpu(), FLAGS_aoti_shapes_max_mb << 20);
       for (auto& p : ParseShapes(FLAGS_aoti_shapes, program.Signature().user_inputs.size())) points.push_back(p);
     } catch (const std::exception& e) {
       const std::string why = std::string("the shapes to check ") + (key.empty() ? "" : "package '" + key + "' ") +

@@ -26,10 +26,22 @@ namespace {
 
 constexpr char kFormat[] = "aoti_harness.compile_cache/1";
 
-nlohmann::json ToJson(const CompileResult& r) {
-  return {{"format", kFormat},        {"ok", r.ok},           {"phase", r.phase},
-          {"seconds", r.seconds},     {"error_type", r.error_type}, {"message", r.message},
-          {"compiler_errors", r.compiler_errors}, {"kernel_information", r.kernel_information}};
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// ToJson: the entry's result.json. A failed compile's also says why in one line (its
+// cause) and until when it is believed (expires, Unix seconds).
+nlohmann::json ToJson(const CompileResult& r, double failure_ttl_s) {
+  nlohmann::json j = {{"format", kFormat},        {"ok", r.ok},           {"phase", r.phase},
+                      {"seconds", r.seconds},     {"error_type", r.error_type}, {"message", r.message},
+                      {"compiler_errors", r.compiler_errors}, {"kernel_information", r.kernel_information}};
+  if (!r.ok) {
+    const std::string first = r.message.substr(0, r.message.find('\n')).substr(0, 300);
+    j["cause"] = r.phase + (r.error_type.empty() ? "" : ": " + r.error_type) + (first.empty() ? "" : ": " + first);
+    j["expires"] = UnixNow() + failure_ttl_s;
+  }
+  return j;
 }
 
 // EntryBytes: the size of an entry's files (what eviction counts, and an upload moves).
@@ -43,6 +55,26 @@ int64_t EntryBytes(const fs::path& entry) {
 }
 
 }  // namespace
+
+std::string NotTheCompilersVerdict(const CompileResult& r) {
+  if (r.ok) return "";
+  static const char* const kMachine[][2] = {
+      {"Killed signal terminated program", "the compiler was killed (out of memory, most likely)"},
+      {"virtual memory exhausted", "the compiler ran out of memory"},
+      {"out of memory", "out of memory"},
+      {"Cannot allocate memory", "out of memory"},
+      {"std::bad_alloc", "out of memory"},
+      {"MemoryError", "out of memory"},
+      {"No space left on device", "the disk is full"},
+      {"Disk quota exceeded", "the disk quota is spent"},
+      {"Resource temporarily unavailable", "the machine refused a process or thread"},
+  };
+  const std::string text = r.error_type + "\n" + r.message + "\n" + r.compiler_errors;
+  for (const auto& m : kMachine) {
+    if (text.find(m[0]) != std::string::npos) return std::string(m[1]) + " (\"" + m[0] + "\")";
+  }
+  return "";
+}
 
 CompileCache::CompileCache(CompileCacheOptions options) : options_(std::move(options)) {
   if (!enabled()) return;
@@ -63,6 +95,21 @@ CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t 
   o.remote = remote;
   if (!remote.url.empty() && !StartsWith(remote.url, "grpc://") && !StartsWith(remote.url, "grpcs://")) {
     throw HarnessError("--aoti_remote_cache=" + remote.url + ": expected grpc://HOST:PORT or grpcs://HOST:PORT");
+  }
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string*>{"--aoti_remote_cache_ca_cert", &remote.tls_ca_cert},
+                                   {"--aoti_remote_cache_client_cert", &remote.tls_client_cert},
+                                   {"--aoti_remote_cache_client_key", &remote.tls_client_key},
+                                   {"--aoti_remote_cache_header_file", &remote.header_file}}) {
+    std::error_code ec;
+    if (!path->empty() && !fs::is_regular_file(*path, ec)) {
+      throw HarnessError(std::string(flag) + "=" + *path + ": no such file (expected a readable file)");
+    }
+  }
+  if (!remote.tls_client_cert.empty() != !remote.tls_client_key.empty()) {
+    throw HarnessError("--aoti_remote_cache_client_cert and --aoti_remote_cache_client_key go together: give both");
+  }
+  if ((!remote.tls_ca_cert.empty() || !remote.tls_client_cert.empty()) && !StartsWith(remote.url, "grpcs://")) {
+    throw HarnessError("--aoti_remote_cache=" + remote.url + ": certificates are given, so expected grpcs://HOST:PORT");
   }
   if (!(remote.timeout_s > 0)) {
     throw HarnessError("--aoti_remote_cache_timeout_s=" + std::to_string(remote.timeout_s) +
@@ -103,6 +150,13 @@ std::optional<CompileResult> CompileCache::Lookup(const std::string& key, const 
   try {
     const auto j = nlohmann::json::parse(ReadTextFile(entry + "/result.json"));
     if (j.value("format", "") != kFormat) throw HarnessError("another format");
+    // A failed compile is believed until it expires; then it is compiled again.
+    if (j.contains("expires") && j.at("expires").get<double>() < UnixNow()) {
+      AOTI_VLOG(1) << "compile cache: " << key << " (" << j.value("cause", "a failed compile") << ") has expired";
+      Remove(entry);
+      ++misses_;
+      return std::nullopt;
+    }
     CompileResult r;
     r.ok = j.at("ok").get<bool>();
     r.phase = j.at("phase").get<std::string>();
@@ -138,6 +192,11 @@ std::optional<CompileResult> CompileCache::Lookup(const std::string& key, const 
 
 void CompileCache::Store(const std::string& key, const CompileResult& result, const std::string& archive) {
   if (!enabled()) return;
+  if (const std::string machine = NotTheCompilersVerdict(result); !machine.empty()) {
+    LOG(WARNING) << "compile cache: not keeping " << key << ": " << machine
+                 << "; a result of the machine, not of the program";
+    return;
+  }
   const std::string entry = EntryDir(key);
   std::error_code ec;
   if (fs::exists(entry, ec)) return;
@@ -146,7 +205,7 @@ void CompileCache::Store(const std::string& key, const CompileResult& result, co
   try {
     fs::create_directories(tmp);
     if (!archive.empty() && fs::exists(archive)) fs::copy_file(archive, tmp + "/archive.pt2");
-    WriteTextFile(tmp + "/result.json", ToJson(result).dump(1));
+    WriteTextFile(tmp + "/result.json", ToJson(result, options_.remote.failure_ttl_s).dump(1));
     fs::create_directories(fs::path(entry).parent_path());
     fs::rename(tmp, entry);  // another run may have stored it first: then this one goes
     ++stores_;
@@ -169,6 +228,12 @@ int CompileCache::RunRemote(const std::vector<std::string>& args, int64_t bytes)
   const RemoteCacheOptions& r = options_.remote;
   std::vector<std::string> argv = {r.python, r.script, args.at(0), "--url", r.url, "--instance", r.instance_name,
                                    "--timeout", std::to_string(r.timeout_s)};
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--ca_cert", &r.tls_ca_cert},
+                                    {"--client_cert", &r.tls_client_cert},
+                                    {"--client_key", &r.tls_client_key},
+                                    {"--header_file", &r.header_file}}) {
+    if (!value->empty()) argv.insert(argv.end(), {flag, *value});
+  }
   argv.insert(argv.end(), args.begin() + 1, args.end());
   const std::string log = TempPath(".log");
   int status = 0;
@@ -220,7 +285,8 @@ bool CompileCache::RemoteFetch(const std::string& key) {
 }
 
 void CompileCache::RemotePut(const std::string& key, const std::string& entry) {
-  if (!remote_enabled() || !remote_problem_.empty()) return;
+  // Read only unless told to write: only the trusted jobs that publish upload.
+  if (!remote_enabled() || !remote_problem_.empty() || !options_.remote.upload) return;
   if (RunRemote({"put", "--key", key, "--dir", entry}, EntryBytes(entry)) == 0) ++remote_stores_;
 }
 

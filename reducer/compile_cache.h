@@ -12,9 +12,13 @@
 // entries go first when the cache passes its size cap. What killed runs leave behind
 // (.tmp_*, .evict_*) is removed once an hour old.
 //
+// A result that is the machine's, not the compiler's (g++ killed for memory, a full disk:
+// NotTheCompilersVerdict) is never kept. A failed compile's entry carries its cause and an
+// expiry (failure_ttl_s): once expired it is a miss, compiled again and replaced.
+//
 // With a remote cache (RemoteCacheOptions: a Remote Execution API server, the one Bazel's
 // --remote_cache uses), a local miss asks the server, and a hit there becomes a local
-// entry; each new local entry is uploaded too (tools/remote_compile_cache.py: the key as
+// entry; with upload on (the trusted jobs that publish), each new local entry is uploaded (tools/remote_compile_cache.py: the key as
 // an action, the entry's files as its outputs in the CAS, checked against their digests
 // when read). The local directory stays the first place looked and the fallback: a
 // server that fails, outlasts its timeout or gives a blob that does not match its digest
@@ -35,6 +39,16 @@ struct RemoteCacheOptions {
   std::string url;            // grpc://HOST:PORT or grpcs://HOST:PORT; "" for none
   std::string instance_name;  // the server's instance ("" for the default one)
   double timeout_s = 10;      // each call to the server
+  // Write too (--aoti_remote_cache_upload): for the trusted jobs that publish, as Bazel's
+  // --remote_upload_local_results. Off: the cache is read, never written.
+  bool upload = false;
+  // TLS (grpcs://): a CA bundle to trust instead of the system's roots, a client
+  // certificate and its key; a file of headers ("Name: value" lines, e.g. a bearer token)
+  // sent with every call. "" for none.
+  std::string tls_ca_cert, tls_client_cert, tls_client_key, header_file;
+  // A failed compile's entry (a compile error the compiler gave) is believed this long,
+  // then compiled again: a fix elsewhere (a driver, a header) is not hidden for good.
+  double failure_ttl_s = 7 * 24 * 3600.0;
   // The client: a Python with grpcio (the compile server's) and tools/remote_compile_cache.py.
   // Reduce sets both from its compile server when they are empty.
   std::string python, script;
@@ -45,6 +59,11 @@ struct CompileCacheOptions {
   int64_t max_bytes = int64_t{4} << 30;         // eviction beyond this
   RemoteCacheOptions remote;                    // needs the local directory (dir)
 };
+
+// NotTheCompilersVerdict: why a compile's result says something about the machine, not the
+// program ("" when it is the compiler's verdict): the compiler killed (out of memory), a
+// full disk, an allocation that failed. Such a result is never kept, here or on a server.
+std::string NotTheCompilersVerdict(const CompileResult& result);
 
 // CompileCacheOptionsFor: a --aoti_compile_cache_dir value ("" for the default, "none"
 // for no cache) and a size cap in MiB, and the remote cache's --aoti_remote_cache URL,

@@ -19,6 +19,7 @@
 #include <gflags/gflags.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -243,9 +244,14 @@ class LocalPort {
 
 class RemoteCompileCacheTest : public CompileCacheTest {
  protected:
-  CompileCacheOptions WithRemote(const std::string& url) {
+  // A publishing machine (upload on) unless said otherwise.
+  CompileCacheOptions WithRemote(const std::string& url, bool upload = true) {
     CompileCacheOptions o{dir_};
-    o.remote = {url, "", 1.0, FLAGS_remote_client_python, FLAGS_remote_client_script};
+    o.remote.url = url;
+    o.remote.timeout_s = 1.0;
+    o.remote.upload = upload;
+    o.remote.python = FLAGS_remote_client_python;
+    o.remote.script = FLAGS_remote_client_script;
     return o;
   }
   // A compile stored and looked up through a broken remote cache: the local cache works
@@ -271,12 +277,13 @@ class RemoteCompileCacheTest : public CompileCacheTest {
 // blobs garbled on the way back when asked.
 class FakeRemoteCache {
  public:
-  FakeRemoteCache(const std::string& dir, bool garble) {
+  FakeRemoteCache(const std::string& dir, bool garble, const std::string& require_header = "") {
     const std::string port_file = dir + "/fake_remote_cache.port";
     Subprocess::Options o;
     o.argv = {FLAGS_remote_client_python, FLAGS_fake_remote_cache,
               fs::path(FLAGS_remote_client_script).parent_path().string(), port_file};
     if (garble) o.argv.push_back("--garble");
+    if (!require_header.empty()) o.argv.insert(o.argv.end(), {"--require_header", require_header});
     o.env = ChildEnvironment({});
     o.stderr_fd = 2;
     process_ = std::make_unique<Subprocess>(o);
@@ -360,9 +367,101 @@ TEST_F(RemoteCompileCacheTest, TheFlagsAreChecked) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("--aoti_remote_cache=http://cache.example: expected grpc://"));
   }
   EXPECT_THROW(CompileCacheOptionsFor("", 1, {"grpc://h:1", "", 0}), HarnessError);
+  RemoteCacheOptions tls;
+  tls.url = "grpc://h:1";
+  tls.tls_ca_cert = "/no/such/ca.pem";
+  try {
+    CompileCacheOptionsFor("", 1, tls);
+    ADD_FAILURE() << "a missing CA file was taken";
+  } catch (const HarnessError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("--aoti_remote_cache_ca_cert=/no/such/ca.pem: no such file"));
+  }
+  tls.tls_ca_cert = FLAGS_remote_client_script;  // a file that exists
+  try {
+    CompileCacheOptionsFor("", 1, tls);
+    ADD_FAILURE() << "certificates over plain grpc:// were taken";
+  } catch (const HarnessError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("expected grpcs://"));
+  }
+  tls.url = "grpcs://h:1";
+  tls.tls_client_cert = FLAGS_remote_client_script;
+  EXPECT_THROW(CompileCacheOptionsFor("", 1, tls), HarnessError) << "a client certificate without its key";
   // Without a local directory there is no remote cache either.
   CompileCacheOptions none = CompileCacheOptionsFor("none", 1, {"grpc://h:1"});
   EXPECT_FALSE(CompileCache(none).remote_enabled());
+}
+
+// Clients read only unless told to write: a reader's compiles stay on its machine.
+TEST_F(RemoteCompileCacheTest, AReaderNeverUploads) {
+  FakeRemoteCache server(tmp_, /*garble=*/false);
+  const std::string key = CompileCache::Key({"program", "relu"});
+  CompileCache reader(WithRemote(server.url(), /*upload=*/false));
+  reader.Store(key, Answer("done"), Archive("compiled.pt2", 100));
+  EXPECT_EQ(reader.stores(), 1);
+  EXPECT_EQ(reader.remote_stores(), 0);
+  CompileCacheOptions other = WithRemote(server.url());
+  other.dir = tmp_ + "/another_machine";
+  CompileCache second(other);
+  EXPECT_FALSE(second.Lookup(key, tmp_ + "/out.pt2"));
+  EXPECT_EQ(second.remote_misses(), 1);
+}
+
+// A header file (a bearer token) goes with every call; without it the server refuses.
+TEST_F(RemoteCompileCacheTest, AHeaderFileGoesWithEveryCall) {
+  FakeRemoteCache server(tmp_, /*garble=*/false, "Authorization:Bearer s3cret");
+  const std::string key = CompileCache::Key({"program", "relu"});
+  CompileCache anonymous(WithRemote(server.url()));
+  EXPECT_FALSE(anonymous.Lookup(key, tmp_ + "/out.pt2"));
+  EXPECT_THAT(anonymous.remote_problem(), ::testing::HasSubstr("UNAUTHENTICATED"));
+  WriteTextFile(tmp_ + "/headers", "# the CI's token\nAuthorization: Bearer s3cret\n");
+  CompileCacheOptions o = WithRemote(server.url());
+  o.remote.header_file = tmp_ + "/headers";
+  o.dir = tmp_ + "/with_token";
+  CompileCache publisher(o);
+  publisher.Store(key, Answer("done"), Archive("compiled.pt2", 100));
+  EXPECT_EQ(publisher.remote_stores(), 1) << publisher.remote_problem();
+  o.dir = tmp_ + "/another_machine";
+  CompileCache reader(o);
+  EXPECT_TRUE(reader.Lookup(key, tmp_ + "/out.pt2")) << reader.remote_problem();
+  EXPECT_EQ(reader.remote_hits(), 1);
+}
+
+// A compile the machine ended (g++ killed for memory, a full disk) is not the compiler's
+// verdict: kept neither here nor on the server, so the next run compiles it again.
+TEST_F(RemoteCompileCacheTest, TheMachinesFailuresAreNeverKept) {
+  FakeRemoteCache server(tmp_, /*garble=*/false);
+  CompileResult killed = Answer("compile");
+  killed.message = "g++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.";
+  EXPECT_THAT(NotTheCompilersVerdict(killed), ::testing::HasSubstr("killed"));
+  EXPECT_EQ(NotTheCompilersVerdict(Answer("compile")), "") << "a compile error is the compiler's verdict";
+  CompileCache cache(WithRemote(server.url()));
+  const std::string key = CompileCache::Key({"program", "big"});
+  cache.Store(key, killed, Archive("failed.pt2", 100));
+  EXPECT_EQ(cache.stores(), 0);
+  EXPECT_EQ(cache.remote_stores(), 0);
+  EXPECT_FALSE(cache.Lookup(key, tmp_ + "/out.pt2"));
+}
+
+// A failed compile's entry says why and until when: once expired it is a miss, removed,
+// and compiled again (a fix of the machine is not hidden for good, here or fleet-wide).
+TEST_F(RemoteCompileCacheTest, AFailedCompilesEntryCarriesItsCauseAndExpires) {
+  const std::string key = CompileCache::Key({"program", "relu"});
+  {
+    CompileCache cache(CompileCacheOptions{dir_});
+    cache.Store(key, Answer("compile"), Archive("failed.pt2", 100));
+    const auto j = nlohmann::json::parse(ReadTextFile(dir_ + "/" + key.substr(0, 2) + "/" + key + "/result.json"));
+    EXPECT_EQ(j.at("cause").get<std::string>(), "compile: CppCompileError: k.cpp: In function 'void cpp_fused_relu_0(float*)':");
+    EXPECT_GT(j.at("expires").get<double>(), 0);
+    EXPECT_TRUE(cache.Lookup(key, tmp_ + "/out.pt2")) << "a fresh failure is believed";
+  }
+  CompileCacheOptions expired{tmp_ + "/expired"};
+  expired.remote.failure_ttl_s = -1;
+  CompileCache cache(expired);
+  cache.Store(key, Answer("compile"), Archive("failed.pt2", 100));
+  cache.Store(CompileCache::Key({"program", "ok"}), Answer("done"), Archive("ok.pt2", 100));
+  EXPECT_FALSE(cache.Lookup(key, tmp_ + "/out.pt2"));
+  EXPECT_FALSE(fs::exists(tmp_ + "/expired/" + key.substr(0, 2) + "/" + key)) << "an expired entry is removed";
+  EXPECT_TRUE(cache.Lookup(CompileCache::Key({"program", "ok"}), tmp_ + "/ok.pt2")) << "a success never expires";
 }
 
 }  // namespace

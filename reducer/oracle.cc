@@ -19,12 +19,14 @@
 
 #include "harness/errors.h"
 #include "harness/preflight.h"
+#include "harness/version.h"
 #include "harness/subprocess.h"
 #include "harness/tensor_bundle.h"
 #include "reducer/candidate_archive.h"
 #include "reducer/graph_edit.h"
 
 namespace aoti {
+namespace fs = std::filesystem;
 namespace {
 
 // The libtorch this binary runs with (the compile server's torch is the same wheel).
@@ -140,8 +142,22 @@ void Oracle::Prefetch(const std::vector<Program>& candidates) {
 void Oracle::UseDiskCache(CompileCache* cache) {
   disk_ = cache && cache->enabled() ? cache : nullptr;
   if (!disk_ || !state_digest_.empty()) return;
-  for (const auto& f : DetectHost().cpu_flags) host_isa_ += f + " ";
+  // Only the flags that change the code (not the hypervisor's or the mitigations'), so
+  // that machines of one fleet share entries.
+  host_isa_ = CodegenCpuFlags(DetectHost().cpu_flags);
   compile_environment_ = CompileEnvironment();
+  // The harness's version and the code that compiles (the compile server, the packager and
+  // the module that applies the harness's keys), by contents.
+  std::vector<std::string> tools = {kHarnessVersion};
+  const fs::path server = client_ ? client_->options().server_script : "";
+  for (const char* name : {"compile_server.py", "package_model.py", "aoti_aten_fallbacks.py"}) {
+    try {
+      tools.push_back(CompileCache::Key({ReadTextFile((server.parent_path() / name).string())}));
+    } catch (const HarnessError&) {
+      tools.push_back(name);
+    }
+  }
+  harness_ = CompileCache::Key(tools);
   // Candidates read the original's weights and constants: the same program over other
   // weights is another compile.
   std::vector<std::string> parts;
@@ -181,7 +197,7 @@ std::string Oracle::DiskKey(const Program& candidate, const std::vector<at::Tens
   } catch (const nlohmann::json::exception&) {
   }
   return CompileCache::Key({"program", candidate.ToJson(), "model", model_, "inputs", inputs, "state", state_digest_,
-                            "configs", configs, "torch", TorchVersion(), "isa", host_isa_, "op_libraries",
+                            "configs", configs, "torch", TorchVersion(), "isa", host_isa_, "harness", harness_, "op_libraries",
                             op_libraries_digest_, "environment", compile_environment_});
 }
 

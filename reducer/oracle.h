@@ -205,7 +205,8 @@ class Oracle {
   int compiles_ = 0, cache_hits_ = 0, runs_ = 0, disk_hits_ = 0;
   CompileCache* disk_ = nullptr;
   std::string state_digest_;  // the weights and constants, hashed once for the disk keys
-  std::string host_isa_;      // this host's CPU flags, read once for the disk keys
+  std::string host_isa_;      // this host's CPU flags that change AOTI's code, read once for the disk keys
+  std::string harness_;       // the harness's version and its compile tools' digest, for the disk keys
   std::string compile_environment_;  // CompileEnvironment(), read once for the disk keys
   std::string op_libraries_digest_;  // the op libraries' contents, hashed once for the disk keys
   bool skip_export_errors_ = true;

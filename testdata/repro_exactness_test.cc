@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/check.h"
+#include "matchers/aoti_matches_eager.h"
 #include "harness/pt2_archive.h"
 #include "harness/temp_dir.h"
 #include "plugin/check_flags.h"
@@ -68,6 +69,20 @@ TEST(Seeded, TheReproDrawsWhatItsTestDrew) {
   check.runner.seed = -1;
   EXPECT_EQ(RunRepro(check, "unseeded", &printed), 1) << printed;
   EXPECT_THAT(printed, HasSubstr("repro.py: accuracy"));
+}
+
+// The failure message offers a reduction only for a failure of the compiler: a random
+// model checked unseeded is "nondeterministic", which nothing reduces, so no "Reduce it"
+// line (it offered one, and the command then refused).
+TEST(FailureMessage, OffersNoReductionForAVerdictNothingReduces) {
+  CheckOptions check = CheckOptionsFromFlags();
+  check.runner.seed = -1;
+  const ::testing::AssertionResult r = AotiMatchesEager(kPackage, nullptr, check);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.message(), HasSubstr("AOTI check failed (nondeterministic)"));
+  EXPECT_THAT(r.message(), HasSubstr("The failing case:"));
+  EXPECT_THAT(r.message(), ::testing::Not(HasSubstr("Reduce it")));
+  EXPECT_THAT(r.message(), ::testing::Not(HasSubstr("DUMP_AOTI_MINIFIER")));
 }
 
 }  // namespace

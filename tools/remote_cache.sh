@@ -4,6 +4,8 @@
 #
 #   bash tools/remote_cache.sh install          # BuildGrid into $AOTI_BUILDGRID_VENV
 #   bash tools/remote_cache.sh start [PORT]     # writes its config, starts it, waits until it answers
+#       With AOTI_BUILDGRID_TLS=DIR it serves grpcs:// with DIR/server.crt and DIR/server.key,
+#       and asks clients for a certificate signed by DIR/client_ca.crt where that exists.
 #   bash tools/remote_cache.sh status           # running or not, and its address
 #   bash tools/remote_cache.sh stop
 #   bash tools/remote_cache.sh flags [grpc://HOST:PORT]
@@ -53,12 +55,23 @@ start() {
   fi
   answers 127.0.0.1 "$port" && die "port $port is taken by another process"
   mkdir -p "$DIR/cas"
+  local channel="    insecure-mode: true"
+  if [[ -n "${AOTI_BUILDGRID_TLS:-}" ]]; then
+    local tls="$AOTI_BUILDGRID_TLS"
+    [[ -f "$tls/server.crt" && -f "$tls/server.key" ]] || die "AOTI_BUILDGRID_TLS=$tls: expected server.crt and server.key there"
+    channel="    insecure-mode: false
+    credentials:
+      tls-server-key: $tls/server.key
+      tls-server-cert: $tls/server.crt"
+    [[ -f "$tls/client_ca.crt" ]] && channel="$channel
+      tls-client-certs: $tls/client_ca.crt"
+  fi
   cat >"$DIR/buildgrid.yml" <<EOF
 description: aoti_harness's remote cache (tools/remote_cache.sh)
 server:
   - !channel
     address: "127.0.0.1:$port"
-    insecure-mode: true
+$channel
 storages:
   - !disk-storage &cas
     path: $DIR/cas
@@ -83,7 +96,7 @@ EOF
   echo $! >"$DIR/server.pid"
   for _ in $(seq 1 60); do
     if answers 127.0.0.1 "$port"; then
-      echo "remote_cache: running: grpc://localhost:$port (store $DIR/cas, log $DIR/server.log)"
+      echo "remote_cache: running: grpc${AOTI_BUILDGRID_TLS:+s}://localhost:$port (store $DIR/cas, log $DIR/server.log)"
       return
     fi
     running || { tail -20 "$DIR/server.log" >&2; die "the server exited (log above: $DIR/server.log)"; }

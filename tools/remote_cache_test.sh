@@ -9,9 +9,9 @@
 # the cache. Exits 1 when the second run executed a packaging action or a test.
 #
 # Then the reducer's compile cache behind the same server: the failing demo
-# (//:failing_demo_test, a planted relu bug) reduced on machine a and then on machine b,
-# each with a compile cache directory of its own, empty (--aoti_remote_cache through
-# AOTI_REMOTE_CACHE). Machine b must make 0 compiles, every one served by the remote cache,
+# (//:failing_demo_test, a planted relu bug) reduced on machine a, which publishes
+# (AOTI_REMOTE_CACHE_UPLOAD=1), and then on machine b, which only reads, each with a compile
+# cache directory of its own, empty (--aoti_remote_cache through AOTI_REMOTE_CACHE). Machine b must make 0 compiles, every one served by the remote cache,
 # and reach the same repro. With AOTI_REMOTE_CACHE_TEST_KILL=1, a third reduction (machine b,
 # another empty directory) has the server killed after its first remote hit: it must end
 # with the same repro, compiling the rest itself, and Bazel must not fail the build.
@@ -83,8 +83,8 @@ fi
 echo "remote_cache_test: the second machine ran no packaging action and no test"
 
 # --- the reducer's compile cache behind the server ---
-reduce_demo() {  # reduce_demo MACHINE NAME: the demo's reduction; prints its figures' line
-  local machine="$1" name="$2" cache="$WORK/compile_cache_$2"
+reduce_demo() {  # reduce_demo MACHINE NAME [UPLOAD]: the demo's reduction; prints its figures' line
+  local machine="$1" name="$2" cache="$WORK/compile_cache_$2" upload="${3:-0}"
   mkdir -p "$cache"
   local start rc
   start=$(date +%s)
@@ -92,7 +92,8 @@ reduce_demo() {  # reduce_demo MACHINE NAME: the demo's reduction; prints its fi
   (cd "$WORK/$machine/examples/model_repo" && bazel --output_base="$WORK/output_base_$machine" test \
     //:failing_demo_test --config=remote_cache --remote_cache="grpc://localhost:$PORT" --disk_cache= \
     --repo_env=AOTI_PYTHON="$AOTI_PYTHON" --test_env=DUMP_AOTI_MINIFIER=1 \
-    --test_env=AOTI_REMOTE_CACHE="grpc://localhost:$PORT" --test_env=AOTI_COMPILE_CACHE_DIR="$cache" \
+    --test_env=AOTI_REMOTE_CACHE="grpc://localhost:$PORT" --test_env=AOTI_REMOTE_CACHE_UPLOAD="$upload" \
+    --test_env=AOTI_COMPILE_CACHE_DIR="$cache" \
     --sandbox_writable_path="$cache" >"$WORK/reduce_$name.log" 2>&1)
   rc=$?
   set -e
@@ -112,7 +113,9 @@ print(sys.argv[2], sys.argv[3], s["compiles"], s["disk_cache_hits"], s.get("remo
 PY
 }
 
-reductions=("$(reduce_demo a a)" "$(reduce_demo b b)")
+# Machine a publishes (AOTI_REMOTE_CACHE_UPLOAD=1, a trusted CI job); b and the killed run
+# only read.
+reductions=("$(reduce_demo a a 1)" "$(reduce_demo b b)")
 if [ "${AOTI_REMOTE_CACHE_TEST_KILL:-0}" = 1 ]; then
   # The server goes once the reduction took its first entry from it.
   ( for _ in $(seq 1200); do
@@ -140,7 +143,8 @@ problems=()
 [ "$b_remote" -gt 0 ] && [ "$b_remote" -eq "$b_hits" ] || problems+=("machine b: $b_remote of $b_hits hits from the remote cache; expected all, and some")
 [ "$b_nodes $b_ops" = "$a_nodes $a_ops" ] || problems+=("machine b reduced to '$b_nodes $b_ops', machine a to '$a_nodes $a_ops'")
 if [ "${#reductions[@]}" -eq 3 ]; then
-  read -r _ _ k_compiles _ k_remote _ k_nodes k_ops k_problem <<<"${reductions[2]}"
+  read -r _ _ k_compiles _ k_remote k_stores k_nodes k_ops k_problem <<<"${reductions[2]}"
+  [ "$k_stores" -eq 0 ] || problems+=("a reader uploaded $k_stores entries; expected none (read only without AOTI_REMOTE_CACHE_UPLOAD=1)")
   [ "$k_nodes $k_ops" = "$a_nodes $a_ops" ] || problems+=("with the server killed: reduced to '$k_nodes $k_ops', expected '$a_nodes $a_ops'")
   [ "$k_problem" != "-" ] || problems+=("with the server killed: the reduction did not notice")
   [ "$k_remote" -gt 0 ] && [ "$k_compiles" -gt 0 ] || problems+=("with the server killed: $k_remote remote hits and $k_compiles compiles; expected both above 0")

@@ -4,6 +4,12 @@ server (the action cache and the content-addressable store Bazel's --remote_cach
     python remote_compile_cache.py get --url grpc://HOST:PORT --key KEY --out DIR
     python remote_compile_cache.py put --url grpc://HOST:PORT --key KEY --dir DIR
         [--instance NAME] [--timeout SECONDS]
+        [--ca_cert PEM] [--client_cert PEM --client_key PEM] [--header_file FILE]
+
+grpcs:// is TLS: the system's roots, or --ca_cert's; a client certificate where the server
+asks for one. --header_file: "Name: value" lines (e.g. "Authorization: Bearer TOKEN"), sent
+with every call, as Bazel's --remote_header (a file, so no secret is on a command line).
+Files are streamed in 1 MiB chunks both ways, never held whole in memory.
 
 An entry of the local cache (reducer/compile_cache.h: result.json, and archive.pt2 when
 the compile left one) is one action result. Its action is
@@ -18,7 +24,8 @@ answer within the timeout; 5 it gave a blob that does not match its digest (noth
 written); 2 wrong arguments. The last line on stderr says what happened.
 
 Needs grpcio; the protocol buffers are written and read by hand (only the few fields
-these messages use), so no generated code and no protobuf package.
+these messages use), so no generated code and no protobuf package. tools/remote_cache_messages_test.py
+checks every message against BuildGrid's own generated Remote Execution API classes.
 """
 import argparse
 import hashlib
@@ -121,41 +128,99 @@ def action_digest(key):
 
 # --- the calls ---
 
+def read_headers(path):
+    """[(name, value)] from a header file: "Name: value" per line; blank lines and # comments
+    skipped. gRPC metadata names are lower case."""
+    headers = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            name, sep, value = line.partition(":")
+            if not sep or not name.strip():
+                raise ValueError(f"{path}:{n}: expected 'Name: value'")
+            headers.append((name.strip().lower(), value.strip()))
+    return headers
+
+
+def read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def file_digest(path):
+    """(sha256 hex, size) of a file, read in chunks."""
+    h, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(CHUNK), b""):
+            h.update(chunk)
+            size += len(chunk)
+    return h.hexdigest(), size
+
+
 class Server:
-    def __init__(self, url, instance, timeout):
+    def __init__(self, url, instance, timeout, ca_cert=None, client_cert=None, client_key=None, header_file=None):
         import grpc  # here: a usage error needs no grpcio
         self.grpc, self.instance, self.timeout = grpc, instance, timeout
+        self.metadata = read_headers(header_file) if header_file else []
         if url.startswith("grpcs://"):
-            self.channel = grpc.secure_channel(url[len("grpcs://"):], grpc.ssl_channel_credentials())
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=read_file(ca_cert) if ca_cert else None,
+                private_key=read_file(client_key) if client_key else None,
+                certificate_chain=read_file(client_cert) if client_cert else None)
+            self.channel = grpc.secure_channel(url[len("grpcs://"):], credentials)
         else:
+            if ca_cert or client_cert:
+                raise ValueError(f"{url}: certificates are given, so expected grpcs://HOST:PORT")
             self.channel = grpc.insecure_channel(url[len("grpc://"):] if url.startswith("grpc://") else url)
 
     def unary(self, method, request):
         call = self.channel.unary_unary(method, request_serializer=None, response_deserializer=None)
-        return call(request, timeout=self.timeout)
+        return call(request, timeout=self.timeout, metadata=self.metadata)
 
-    def read(self, d):
+    def read(self, d, path):
+        """The blob `d` into the file `path`, streamed; True when its bytes match the digest
+        (else the file is removed)."""
         name = f"{self.instance}/blobs/{d[0]}/{d[1]}".lstrip("/")
         call = self.channel.unary_stream(BYTESTREAM + "Read", request_serializer=None, response_deserializer=None)
         timeout = self.timeout + d[1] * SECONDS_PER_BYTE
-        return b"".join(parse(r).get(10, [b""])[0] for r in call(message((1, name)), timeout=timeout))
+        h, size = hashlib.sha256(), 0
+        with open(path, "wb") as f:
+            for response in call(message((1, name)), timeout=timeout, metadata=self.metadata):
+                chunk = parse(response).get(10, [b""])[0]
+                h.update(chunk)
+                size += len(chunk)
+                f.write(chunk)
+        if (h.hexdigest(), size) != tuple(d):
+            os.remove(path)
+            return False
+        return True
 
-    def write(self, data):
-        d = digest_of(data)
+    def write(self, d, data=None, path=None):
+        """The blob `d` from bytes or from a file (streamed)."""
         name = f"{self.instance}/uploads/{uuid.uuid4()}/blobs/{d[0]}/{d[1]}".lstrip("/")
 
+        def chunks():
+            if data is not None:
+                for offset in range(0, max(len(data), 1), CHUNK):
+                    yield data[offset:offset + CHUNK]
+                return
+            with open(path, "rb") as f:
+                yield from iter(lambda: f.read(CHUNK), b"")
+
         def requests():
-            offset = 0
-            while True:
-                chunk = data[offset:offset + CHUNK]
-                last = offset + len(chunk) >= len(data)
-                yield message((1, name if offset == 0 else None), (2, offset), (3, last), (10, chunk))
-                offset += len(chunk)
-                if last:
-                    return
+            offset, first = 0, True
+            pending = None
+            for chunk in chunks():
+                if pending is not None:
+                    yield message((1, name if first else None), (2, offset), (3, False), (10, pending))
+                    offset, first = offset + len(pending), False
+                pending = chunk
+            yield message((1, name if first else None), (2, offset), (3, True), (10, pending or b""))
 
         call = self.channel.stream_unary(BYTESTREAM + "Write", request_serializer=None, response_deserializer=None)
-        call(requests(), timeout=self.timeout + len(data) * SECONDS_PER_BYTE)
+        call(requests(), timeout=self.timeout + d[1] * SECONDS_PER_BYTE, metadata=self.metadata)
 
     def missing(self, digests):
         request = message((1, self.instance), *[(2, digest_message(d)) for d in digests])
@@ -183,17 +248,15 @@ def get(server, key, out):
     os.makedirs(out, exist_ok=True)
     for path, d in files.items():
         try:
-            data = server.read(d)
+            matches = server.read(d, os.path.join(out, path))
         except server.grpc.RpcError as e:
             if e.code() == server.grpc.StatusCode.NOT_FOUND:
                 return MISS  # the store lost the blob: the entry is gone
             raise
-        if digest_of(data) != d:
+        if not matches:
             print(f"get {key[:12]}: the server's {path} does not match its digest (a corrupt store); "
                   "not taken", file=sys.stderr)
             return CORRUPT
-        with open(os.path.join(out, path), "wb") as f:
-            f.write(data)
     return 0
 
 
@@ -202,19 +265,18 @@ def put(server, key, entry):
         print(f"put: {entry} has no result.json", file=sys.stderr)
         return USAGE
     command, action, ad = action_digest(key)
-    blobs = {digest_of(command): command, ad: action}
+    blobs = {digest_of(command): (command, None), ad: (action, None)}
     outputs = []
     for path in FILES:
         full = os.path.join(entry, path)
         if not os.path.exists(full):
             continue
-        with open(full, "rb") as f:
-            data = f.read()
-        d = digest_of(data)
-        blobs[d] = data
+        d = file_digest(full)
+        blobs[d] = (None, full)
         outputs.append((2, message((1, path), (2, digest_message(d)))))
     for d in server.missing(list(blobs)):
-        server.write(blobs[d])
+        data, full = blobs[d]
+        server.write(d, data=data, path=full)
     result = message(*outputs, (4, 0))
     server.unary(AC + "UpdateActionResult",
                  message((1, server.instance), (2, digest_message(ad)), (3, result)))
@@ -230,13 +292,22 @@ def main(argv):
     p.add_argument("--out", help="get: the directory the entry's files go to")
     p.add_argument("--dir", help="put: the local entry's directory")
     p.add_argument("--timeout", type=float, default=10, help="seconds for each call")
+    p.add_argument("--ca_cert", help="grpcs://: a PEM bundle of CAs to trust (default: the system's roots)")
+    p.add_argument("--client_cert", help="grpcs://: this client's certificate (PEM)")
+    p.add_argument("--client_key", help="grpcs://: its private key (PEM)")
+    p.add_argument("--header_file", help="'Name: value' lines sent with every call")
     a = p.parse_args(argv)
+    if bool(a.client_cert) != bool(a.client_key):
+        p.error("--client_cert and --client_key go together")
     if a.command == "get" and not a.out or a.command == "put" and not a.dir:
         p.error("get needs --out DIR, put needs --dir DIR")
     if not all(c in "0123456789abcdef" for c in a.key) or not a.key:
         p.error(f"--key {a.key!r}: expected a hex digest")
     try:
-        server = Server(a.url, a.instance, a.timeout)
+        server = Server(a.url, a.instance, a.timeout, a.ca_cert, a.client_cert, a.client_key, a.header_file)
+    except (OSError, ValueError) as e:
+        print(f"{a.command} {a.key[:12]} at {a.url}: {type(e).__name__}: {e}", file=sys.stderr)
+        return USAGE
     except ImportError:
         print("grpcio is not installed in this Python "
               f"({sys.executable}); bash tools/setup.sh installs it", file=sys.stderr)

@@ -3,7 +3,8 @@
 # a smoke run of the reader fuzzers (tools/fuzz.sh, 10 s each under ASan and UBSan), then
 # the real-model corpus through a model repository (tools/real_models.sh: the healthy
 # transformers models and one planted failure per class under DUMP_AOTI_MINIFIER=1), two
-# CI machines sharing a BuildGrid remote cache (tools/remote_cache_test.sh), and last the
+# CI machines sharing a BuildGrid remote cache (tools/remote_cache_tls_test.sh, then
+# tools/remote_cache_test.sh), and last the
 # docs' commands (tools/doc_commands.py: the README's and docs/'s commands parse,
 # name paths, targets and flags that exist, and the cheap ones run).
 # Extra arguments go to `bazel test` alone (for example a target pattern or --test_filter=...).
@@ -29,5 +30,7 @@ bash "$AOTI_ROOT/tools/real_models.sh"
 # Two CI machines sharing a BuildGrid remote cache: packages, test results and the
 # reducer's compiles (about 6 minutes here, and BuildGrid's install).
 wait "$buildgrid_install" || { cat "$buildgrid_log"; echo "run_tests: BuildGrid's install failed" >&2; exit 1; }
+# The compile cache's client over mutual TLS, and its messages against BuildGrid's own.
+bash "$AOTI_ROOT/tools/remote_cache_tls_test.sh"
 bash "$AOTI_ROOT/tools/remote_cache_test.sh"
 "$AOTI_PYTHON" "$AOTI_ROOT/tools/doc_commands.py" --run "$AOTI_ROOT/README.md" "$AOTI_ROOT"/docs/*.md

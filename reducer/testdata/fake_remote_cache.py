@@ -2,10 +2,12 @@
 the content-addressable store as tools/remote_compile_cache.py calls them (GetActionResult,
 UpdateActionResult, FindMissingBlobs, ByteStream Read and Write).
 
-    python fake_remote_cache.py CLIENT_DIR PORT_FILE [--garble]
+    python fake_remote_cache.py CLIENT_DIR PORT_FILE [--garble] [--require_header NAME:VALUE]
 
 Writes the port it listens on to PORT_FILE and serves until killed. --garble flips a byte
-of every blob it reads back (a server or a disk that corrupts what it stores)."""
+of every blob it reads back (a server or a disk that corrupts what it stores).
+--require_header refuses (UNAUTHENTICATED) every call without that header, as a server
+behind a bearer token does."""
 import os
 import sys
 import time
@@ -17,6 +19,10 @@ sys.path.insert(0, sys.argv[1])
 from remote_compile_cache import digest_from, message, parse  # noqa: E402
 
 garble = "--garble" in sys.argv
+required = None
+if "--require_header" in sys.argv:
+    name, _, value = sys.argv[sys.argv.index("--require_header") + 1].partition(":")
+    required = (name.strip().lower(), value.strip())
 action_cache, blobs = {}, {}
 
 
@@ -61,7 +67,13 @@ def write(requests, context):
 def handler(kind, fn):
     make = {"unary": grpc.unary_unary_rpc_method_handler, "stream_out": grpc.unary_stream_rpc_method_handler,
             "stream_in": grpc.stream_unary_rpc_method_handler}[kind]
-    return make(fn, request_deserializer=None, response_serializer=None)
+
+    def checked(request, context):
+        if required and required not in context.invocation_metadata():
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, f"no {required[0]} header, or not the right one")
+        return fn(request, context)
+
+    return make(checked, request_deserializer=None, response_serializer=None)
 
 
 server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
