@@ -7,6 +7,7 @@
 #include "reducer/oracle.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -15,6 +16,8 @@
 
 #include "harness/pt2_archive.h"
 #include "harness/temp_dir.h"
+#include "harness/tensor_bundle.h"
+#include "reducer/compile_cache.h"
 #include "reducer/graph_edit.h"
 #include "reducer/testdata/fake_server.h"
 
@@ -156,6 +159,31 @@ TEST_F(OracleCache, TheHarnessOwnTroubleIsNeverCached) {
   EXPECT_EQ(oracle_->compiles(), 3);
   // Judged on an archive that is there (this test has no runner to run it): remembered.
   EXPECT_TRUE(oracle_->Test(Prefix(3)).cached);
+}
+
+// The compile cache's key holds the harness: its version and the code that compiles (the
+// compile server, the packager, the module of its own keys), by contents. A harness that
+// compiles differently never takes another's entries, locally or from a fleet's server.
+TEST_F(OracleCache, TheDiskKeyHoldsTheCodeThatCompiles) {
+  namespace fs = std::filesystem;
+  CompileCache cache(CompileCacheOptions{work_->path() + "/cache"});
+  int n = 0;
+  auto key_with = [&](const std::string& packager) {
+    const std::string dir = work_->path() + "/tools_" + std::to_string(++n);
+    fs::create_directories(dir);
+    WriteTextFile(dir + "/compile_server.py", "# the server\n");
+    WriteTextFile(dir + "/package_model.py", packager);
+    WriteTextFile(dir + "/aoti_aten_fallbacks.py", "# the harness's keys\n");
+    CompileServerOptions o = server_->options();
+    o.server_script = dir + "/compile_server.py";
+    CompileClient client(o);
+    Oracle oracle(*archive_, "model", "{}", &values_, CheckOptions{}, &client, work_->path());
+    oracle.UseDiskCache(&cache);
+    return oracle.DiskKey(program_, archive_->SampleInputs(), "{}");
+  };
+  const std::string v1 = key_with("# packager 1\n");
+  EXPECT_EQ(v1, key_with("# packager 1\n")) << "the same tools at another path: the same key";
+  EXPECT_NE(v1, key_with("# packager 2\n")) << "another packager: another key";
 }
 
 }  // namespace
