@@ -209,7 +209,9 @@ void CompileCache::Store(const std::string& key, const CompileResult& result, co
     fs::create_directories(fs::path(entry).parent_path());
     fs::rename(tmp, entry);  // another run may have stored it first: then this one goes
     ++stores_;
-    RemotePut(key, entry);
+    // The fleet gets the compiler's verdicts only: a program compiled, or a compile error.
+    // A program the server could not load (a module missing here) stays on this machine.
+    if (result.phase == "done" || result.phase == "compile") RemotePut(key, entry);
   } catch (const std::exception& e) {
     if (!fs::exists(entry, ec)) {
       LOG(WARNING) << "compile cache: cannot store " << key << " (" << e.what() << ")";

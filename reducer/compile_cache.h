@@ -18,7 +18,8 @@
 //
 // With a remote cache (RemoteCacheOptions: a Remote Execution API server, the one Bazel's
 // --remote_cache uses), a local miss asks the server, and a hit there becomes a local
-// entry; with upload on (the trusted jobs that publish), each new local entry is uploaded (tools/remote_compile_cache.py: the key as
+// entry; with upload on (the trusted jobs that publish), each new local entry that is the
+// compiler's verdict (compiled, or a compile error) is uploaded (tools/remote_compile_cache.py: the key as
 // an action, the entry's files as its outputs in the CAS, checked against their digests
 // when read). The local directory stays the first place looked and the fallback: a
 // server that fails, outlasts its timeout or gives a blob that does not match its digest

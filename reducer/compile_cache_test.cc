@@ -440,6 +440,10 @@ TEST_F(RemoteCompileCacheTest, TheMachinesFailuresAreNeverKept) {
   EXPECT_EQ(cache.stores(), 0);
   EXPECT_EQ(cache.remote_stores(), 0);
   EXPECT_FALSE(cache.Lookup(key, tmp_ + "/out.pt2"));
+  // A program this machine's server could not load is kept here, never sent to the fleet.
+  cache.Store(CompileCache::Key({"program", "unloadable"}), Answer("load"), "");
+  EXPECT_EQ(cache.stores(), 1);
+  EXPECT_EQ(cache.remote_stores(), 0);
 }
 
 // A failed compile's entry says why and until when: once expired it is a miss, removed,
