@@ -45,6 +45,8 @@ std::string CodegenCpuFlags(const std::set<std::string>& cpu_flags) {
       "sse", "ssse3", "avx", "fma", "f16c", "bmi", "popcnt", "abm", "lzcnt", "movbe", "aes", "pclmulqdq", "sha_ni",
       "vaes", "vpclmulqdq", "gfni", "adx", "rdrand", "rdseed", "amx", "cx16", "xop", "tbm", "vnni", "avx_vnni",
       "clflushopt", "clwb", "xsave", "prefetchw", "3dnowprefetch", "serialize", "movdir", "waitpkg", "cldemote",
+      "mmx", "fxsr", "lahf_lm", "fsgsbase", "rdpid", "pku", "sgx", "shstk", "lwp", "mwaitx", "clzero", "wbnoinvd",
+      "ptwrite", "enqcmd", "uintr", "hreset", "pconfig", "tsxldtrk", "rtm", "hle", "kl", "widekl",
       // ARM
       "fp", "asimd", "sve", "bf16", "i8mm", "fphp", "fcma", "jscvt", "lrcpc", "dcpop", "sha", "sm3", "sm4", "crc32",
       "atomics", "dit", "flagm", "frint", "svebf16", "svei8mm", "sme"};
