@@ -26,16 +26,6 @@ bool IsSymbolName(const std::string& s) {
   return std::regex_match(s, name);
 }
 
-// SizeAt: a dimension's size with the symbols bound: a plain symbol's value, or a derived
-// dimension's expression (2*s0) evaluated; nullopt when it cannot be.
-std::optional<int64_t> SizeAt(const std::string& sym, const std::map<std::string, int64_t>& symbols) {
-  if (IsSymbolName(sym)) {
-    const auto it = symbols.find(sym);
-    return it == symbols.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
-  return EvaluateSymExpr(sym, symbols);
-}
-
 // SizesAt: each input's sizes at the point; false when a derived dimension comes out
 // negative or cannot be evaluated there.
 bool SizesAt(const ProgramSignature& sig, const std::map<std::string, int64_t>& symbols,
@@ -43,7 +33,8 @@ bool SizesAt(const ProgramSignature& sig, const std::map<std::string, int64_t>& 
   for (const auto& in : sig.user_inputs) {
     std::vector<int64_t> dims;
     for (const auto& d : in.sizes) {
-      const std::optional<int64_t> v = d.is_symbolic() ? SizeAt(d.sym, symbols) : std::optional<int64_t>(d.size);
+      // A plain symbol's value, or a derived dimension's expression (2*s0) evaluated.
+      const std::optional<int64_t> v = d.is_symbolic() ? EvaluateSymExpr(d.sym, symbols) : std::optional<int64_t>(d.size);
       if (!v || *v < 0) return false;
       dims.push_back(*v);
     }
@@ -138,8 +129,8 @@ std::vector<ShapePoint> ShapePoints(const Program& program, const std::vector<at
                          "are not planned for it (list them with aoti_model_test's shapes)");
     }
     if (root) at_sample[unbound[0]] = *root;
-    if (SizeAt(e.expr, at_sample) != e.size) {
-      throw HarnessError(where + ", " + std::to_string(SizeAt(e.expr, at_sample).value_or(-1)) +
+    if (const std::optional<int64_t> size = EvaluateSymExpr(e.expr, at_sample); size != e.size) {
+      throw HarnessError(where + ", " + std::to_string(size.value_or(-1)) +
                          " with the sample's symbols, but the sample's size there is " + std::to_string(e.size));
     }
   }

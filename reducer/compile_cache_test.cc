@@ -254,6 +254,12 @@ class RemoteCompileCacheTest : public CompileCacheTest {
     o.remote.script = FLAGS_remote_client_script;
     return o;
   }
+  // The same server from another machine: a compile cache directory of its own.
+  CompileCacheOptions AnotherMachine(const std::string& url) {
+    CompileCacheOptions o = WithRemote(url);
+    o.dir = tmp_ + "/another_machine";
+    return o;
+  }
   // A compile stored and looked up through a broken remote cache: the local cache works
   // as without one, the remote one is asked once, then left with its problem named.
   void ExpectLocalCacheUnharmed(CompileCache& cache, const std::string& problem) {
@@ -303,9 +309,7 @@ TEST_F(RemoteCompileCacheTest, ACompileStoredOnOneMachineComesBackOnAnother) {
   CompileCache first(WithRemote(server.url()));
   first.Store(key, Answer("compile"), Archive("compiled.pt2", 3 << 20));
   EXPECT_EQ(first.remote_stores(), 1);
-  CompileCacheOptions other = WithRemote(server.url());
-  other.dir = tmp_ + "/another_machine";
-  CompileCache second(other);
+  CompileCache second(AnotherMachine(server.url()));
   const auto hit = second.Lookup(key, tmp_ + "/out.pt2");
   ASSERT_TRUE(hit) << second.remote_problem();
   EXPECT_EQ(second.remote_hits(), 1);
@@ -328,9 +332,7 @@ TEST_F(RemoteCompileCacheTest, AGarbledBlobIsAMissNeverAnEntry) {
   CompileCache first(WithRemote(server.url()));
   first.Store(key, Answer("done"), Archive("compiled.pt2", 100));
   EXPECT_EQ(first.remote_stores(), 1);
-  CompileCacheOptions other = WithRemote(server.url());
-  other.dir = tmp_ + "/another_machine";
-  CompileCache second(other);
+  CompileCache second(AnotherMachine(server.url()));
   EXPECT_FALSE(second.Lookup(key, tmp_ + "/out.pt2"));
   EXPECT_EQ(second.remote_hits(), 0);
   EXPECT_FALSE(fs::exists(tmp_ + "/another_machine/" + key.substr(0, 2) + "/" + key));
@@ -399,9 +401,7 @@ TEST_F(RemoteCompileCacheTest, AReaderNeverUploads) {
   reader.Store(key, Answer("done"), Archive("compiled.pt2", 100));
   EXPECT_EQ(reader.stores(), 1);
   EXPECT_EQ(reader.remote_stores(), 0);
-  CompileCacheOptions other = WithRemote(server.url());
-  other.dir = tmp_ + "/another_machine";
-  CompileCache second(other);
+  CompileCache second(AnotherMachine(server.url()));
   EXPECT_FALSE(second.Lookup(key, tmp_ + "/out.pt2"));
   EXPECT_EQ(second.remote_misses(), 1);
 }

@@ -360,9 +360,9 @@ std::string WorkaroundMarkdown(const StageReport& s, const std::string& model_la
     // packager's own module, beside repro.py): the same module, the same configs, so the
     // lines below are what was verified, force_disable_caches included.
     md << "`aoti_aten_fallbacks.py` (beside `repro.py`; copy it into your repository) applies the harness's own "
-       << "keys as the verified compile did: " << s.culprit_op << " called as an ATen kernel (its decompositions "
-       << "left out, then a fallback), and inductor's caches off for the compile (`force_disable_caches`: they do not "
-       << "know of the fallback, and a warm cache would hand back the buggy kernel).\n\n```python\n"
+       << "keys as the verified compile did (" << s.workaround_what << "), with inductor's caches off for the "
+       << "compile (`force_disable_caches`: they do not know of the harness's keys, and a warm cache would hand back "
+       << "the buggy kernel).\n\n```python\n"
        << "import torch\nfrom aoti_aten_fallbacks import AtenFallbacks, split_configs\n\n"
        << "inductor_configs, fallbacks, undecomposed = split_configs(" << PythonDict(merged) << ")\n"
        << "with AtenFallbacks(fallbacks, undecomposed):\n"
