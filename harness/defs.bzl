@@ -50,6 +50,8 @@ def _aoti_package_impl(ctx):
         args.add("--export-only")
     if ctx.attr.strict_export:
         args.add("--strict-export")
+    if ctx.attr.keep_mode:
+        args.add("--keep-mode")
     return _run_packager(ctx, args, [source], out, "AotiPackage", "AOTI-packaging %s" % ctx.label)
 
 def _run_packager(ctx, args, sources, out, mnemonic, progress_message):
@@ -86,6 +88,7 @@ aoti_package = rule(
         "device": attr.string(doc = "Move the model and its inputs to this device before export (\"cuda\"): the package is compiled for it. Building one needs that device, so tag such targets requires-gpu (.bazelrc leaves them out of builds and tests without --config=cuda)."),
         "export_only": attr.bool(default = False, doc = "Skip the AOTI compile (program + inputs only)."),
         "strict_export": attr.bool(default = False, doc = "torch.export in strict mode."),
+        "keep_mode": attr.bool(default = False, doc = "Export the module in the mode make_model() returned it. By default the packager calls model.eval() first (and says so in the build log when the module was in training mode): AOTI serves models for inference, with dropout off and batch norm's running statistics."),
         "seed": attr.int(default = 0, doc = "torch.manual_seed before make_model() and example_inputs()."),
         "_tool": attr.label(default = Label("//tools:package_model.py"), allow_single_file = True),
         "_tool_module": attr.label(default = Label("//tools:aoti_aten_fallbacks.py"), allow_single_file = True),

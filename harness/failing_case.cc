@@ -1,7 +1,10 @@
 #include "harness/failing_case.h"
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -12,6 +15,7 @@
 #include "harness/case_file.h"
 #include "harness/errors.h"
 #include "harness/strings.h"
+#include "harness/subprocess.h"
 #include "harness/tensor_bundle.h"
 #include "harness/temp_dir.h"
 
@@ -36,17 +40,14 @@ std::map<std::string, int>& CasesPerTest() {
 
 }  // namespace
 
-// How InOutputsZip names a path inside the test's outputs.
-constexpr const char kInOutputsZip[] = "outputs.zip:";
-
-std::string InOutputsZip(const std::string& path) {
+std::string InTestOutputs(const std::string& path) {
   const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   if (!dir || !*dir) return path;
   const std::string prefix = std::string(dir) + "/";
-  return StartsWith(path, prefix) ? kInOutputsZip + path.substr(prefix.size()) : path;
+  return StartsWith(path, prefix) ? path.substr(prefix.size()) : path;
 }
 
-std::string TestOutputsZip() {
+std::string TestOutputsDir() {
   const char* target = std::getenv("TEST_TARGET");
   if (!target || !*target) return "";
   // //pkg:name and @repo//pkg:name; bazel-testlogs keeps an external test under external/.
@@ -63,23 +64,63 @@ std::string TestOutputsZip() {
   const size_t colon = label.find(':');
   const std::string package = colon == std::string::npos ? label : label.substr(0, colon);
   const std::string name = colon == std::string::npos ? label.substr(label.rfind('/') + 1) : label.substr(colon + 1);
-  return "bazel-testlogs/" + prefix + (package.empty() ? "" : package + "/") + name + "/test.outputs/outputs.zip";
+  // A sharded test keeps each shard's outputs apart: shard_<index + 1>_of_<total>.
+  std::string shard;
+  const char* total = std::getenv("TEST_TOTAL_SHARDS");
+  const char* index = std::getenv("TEST_SHARD_INDEX");
+  if (total && index && std::atoi(total) > 1) {
+    shard = "/shard_" + std::to_string(std::atoi(index) + 1) + "_of_" + std::to_string(std::atoi(total));
+  }
+  return "bazel-testlogs/" + prefix + (package.empty() ? "" : package + "/") + name + shard + "/test.outputs";
 }
 
 std::string ForUser(const std::string& path) {
-  const std::string inside = InOutputsZip(path);
-  const std::string zip = TestOutputsZip();
-  if (inside == path || zip.empty()) return inside;
-  return inside + " (in " + zip + ")";
+  const std::string inside = InTestOutputs(path);
+  const std::string dir = TestOutputsDir();
+  if (inside == path || dir.empty()) return path;
+  return dir + "/" + inside;
 }
 
 std::string ReduceCaseCommand(const std::string& case_dir) {
-  const std::string inside = InOutputsZip(case_dir);
-  const std::string zip = TestOutputsZip();
-  if (inside == case_dir || zip.empty()) return "aoti_reduce minify --case_dir=" + case_dir;
-  const std::string entry = inside.substr(std::string(kInOutputsZip).size());
-  return "unzip -o " + zip + " '" + entry + "/*' -d /tmp/aoti_case && bazel run @aoti_harness//reducer:aoti_reduce -- "
-         "minify --case_dir=/tmp/aoti_case/" + entry;
+  const std::string where = ForUser(case_dir);
+  if (where == case_dir) return "aoti_reduce minify --case_dir=" + case_dir;
+  return "bazel run @aoti_harness//reducer:aoti_reduce -- minify --case_dir=" + where;
+}
+
+std::string FromWorkingDirectory(const std::string& path) {
+  const char* wd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || !wd || !*wd) return path;
+  return std::string(wd) + "/" + path;
+}
+
+std::string OpenCaseDir(const std::string& case_dir) {
+  const std::string path = FromWorkingDirectory(case_dir);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return path;
+  // Under a test's test.outputs/ that Bazel zipped: the entry out of outputs.zip.
+  const std::string marker = "/test.outputs/";
+  const size_t at = path.rfind(marker);
+  if (at != std::string::npos) {
+    const std::string zip = path.substr(0, at) + "/test.outputs/outputs.zip";
+    std::string entry = path.substr(at + marker.size());
+    while (!entry.empty() && entry.back() == '/') entry.pop_back();
+    if (std::filesystem::is_regular_file(zip, ec) && !entry.empty()) {
+      const std::string into = TempDir("aoti_case").Release();
+      const std::string log = into + "/unzip.log";
+      int status = 0;
+      if (!RunLogged({FindExecutable("unzip"), "-q", "-o", zip, entry + "/*", "-d", into}, {}, log, 120, &status) ||
+          !std::filesystem::is_directory(into + "/" + entry, ec)) {
+        throw HarnessError("--case_dir=" + case_dir + ": " + zip + " holds no " + entry + "/ (unzip exit status " +
+                           std::to_string(WEXITSTATUS(status)) + ", its output in " + log + ")");
+      }
+      LOG(INFO) << "the case " << entry << " unzipped out of " << zip << " into " << into << "/" << entry;
+      return into + "/" + entry;
+    }
+  }
+  throw HarnessError("--case_dir=" + case_dir + ": no such directory" +
+                     (path == case_dir ? "" : " (" + path + ")") +
+                     "; expected a case directory the harness wrote (case.json, inputs/), or one under a test's "
+                     "test.outputs/ that Bazel zipped into test.outputs/outputs.zip");
 }
 
 std::string RecordFailingCase(FailingCase c) {

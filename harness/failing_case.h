@@ -35,23 +35,37 @@ std::string RecordFailingCase(FailingCase c);
 // TakeFailingCases returns and forgets the cases recorded so far.
 std::vector<FailingCase> TakeFailingCases();
 
-// InOutputsZip: where a path lands for the user, "outputs.zip:aoti/..." when it is under
-// Bazel's TEST_UNDECLARED_OUTPUTS_DIR (zipped into test.outputs/outputs.zip); else the
-// path itself. For test.xml properties and messages read after the sandbox is gone.
-std::string InOutputsZip(const std::string& path);
+// InTestOutputs: a path under Bazel's TEST_UNDECLARED_OUTPUTS_DIR as it is named inside
+// the test's outputs ("aoti/Suite.Test/repro"), whichever way Bazel keeps them: unzipped in
+// test.outputs/ (Bazel 8's default, --nozip_undeclared_test_outputs) or zipped into
+// test.outputs/outputs.zip (earlier Bazels). Any other path is returned as it is. For
+// test.xml properties and messages read after the sandbox is gone.
+std::string InTestOutputs(const std::string& path);
 
-// TestOutputsZip: where Bazel leaves this test's outputs.zip once it has ended,
-// "bazel-testlogs/<package>/<test>/test.outputs/outputs.zip" from TEST_TARGET; "" outside
-// Bazel.
-std::string TestOutputsZip();
+// TestOutputsDir: where Bazel leaves this test's (or this shard's) outputs once it has
+// ended, "bazel-testlogs/<package>/<test>[/shard_N_of_M]/test.outputs", from TEST_TARGET
+// and the shard variables; "" outside Bazel.
+std::string TestOutputsDir();
 
-// ForUser: a path as the user can open it after the test: "outputs.zip:aoti/... in
-// bazel-testlogs/.../outputs.zip" when it is under the test's outputs; else the path.
+// ForUser: a path as the user can find it after the test:
+// "bazel-testlogs/.../test.outputs/aoti/..." when it is under the test's outputs (in
+// outputs.zip there when Bazel zips them); else the path.
 std::string ForUser(const std::string& path);
 
 // ReduceCaseCommand: a command that reduces a written case after the test has ended:
-// unzip the case out of the test's outputs.zip and bazel run aoti_reduce on it; outside
-// Bazel, aoti_reduce on the directory itself.
+// `bazel run` aoti_reduce on the case where Bazel left it (aoti_reduce reads it out of
+// outputs.zip when Bazel zipped it); outside Bazel, aoti_reduce on the directory itself.
 std::string ReduceCaseCommand(const std::string& case_dir);
+
+// OpenCaseDir: the case directory a user names (--case_dir) as a directory to read:
+// relative to BUILD_WORKING_DIRECTORY under `bazel run`; a directory under a test's
+// test.outputs/ that exists only inside test.outputs/outputs.zip is unzipped into a new
+// directory under $TMPDIR (said on the log). Throws HarnessError naming the path when it is
+// neither.
+std::string OpenCaseDir(const std::string& case_dir);
+
+// FromWorkingDirectory: a relative path as the user meant it: against
+// BUILD_WORKING_DIRECTORY under `bazel run`, else as it is.
+std::string FromWorkingDirectory(const std::string& path);
 
 }  // namespace aoti

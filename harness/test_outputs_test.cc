@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "harness/failing_case.h"
+#include "harness/errors.h"
+#include "harness/temp_dir.h"
 #include "harness/tensor_bundle.h"
 
 namespace {
@@ -34,30 +36,79 @@ TEST(UndeclaredOutputs, FileWrittenThereIsKept) {
   RecordProperty("aoti_artifact", "aoti_probe.txt");
 }
 
-TEST(UndeclaredOutputs, PathsInsideAreNamedAsInOutputsZip) {
+TEST(UndeclaredOutputs, PathsInsideAreNamedRelativeToTheTestsOutputs) {
   const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   if (dir == nullptr) GTEST_SKIP() << "not run by bazel test (TEST_UNDECLARED_OUTPUTS_DIR unset)";
-  EXPECT_EQ(aoti::InOutputsZip(std::string(dir) + "/aoti/Suite.Test/repro"), "outputs.zip:aoti/Suite.Test/repro");
-  EXPECT_EQ(aoti::InOutputsZip("/elsewhere/repro"), "/elsewhere/repro");
-  EXPECT_EQ(aoti::InOutputsZip(std::string(dir) + "x/repro"), std::string(dir) + "x/repro")
+  EXPECT_EQ(aoti::InTestOutputs(std::string(dir) + "/aoti/Suite.Test/repro"), "aoti/Suite.Test/repro");
+  EXPECT_EQ(aoti::InTestOutputs("/elsewhere/repro"), "/elsewhere/repro");
+  EXPECT_EQ(aoti::InTestOutputs(std::string(dir) + "x/repro"), std::string(dir) + "x/repro")
       << "a sibling directory whose name starts the same is not inside";
 }
 
-TEST(UndeclaredOutputs, MessagesNameTheZipUnderBazelTestlogsAndACommandForAfterTheTest) {
+TEST(UndeclaredOutputs, MessagesNameTheOutputsUnderBazelTestlogsAndACommandForAfterTheTest) {
   const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   if (dir == nullptr) GTEST_SKIP() << "not run by bazel test (TEST_UNDECLARED_OUTPUTS_DIR unset)";
   // This test's own label: //harness:test_outputs_test.
-  EXPECT_EQ(aoti::TestOutputsZip(), "bazel-testlogs/harness/test_outputs_test/test.outputs/outputs.zip");
+  EXPECT_EQ(aoti::TestOutputsDir(), "bazel-testlogs/harness/test_outputs_test/test.outputs");
   EXPECT_EQ(aoti::ForUser(std::string(dir) + "/aoti/Suite.Test/repro"),
-            "outputs.zip:aoti/Suite.Test/repro (in bazel-testlogs/harness/test_outputs_test/test.outputs/outputs.zip)");
+            "bazel-testlogs/harness/test_outputs_test/test.outputs/aoti/Suite.Test/repro");
   EXPECT_EQ(aoti::ForUser("/elsewhere/repro"), "/elsewhere/repro");
   const std::string command = aoti::ReduceCaseCommand(std::string(dir) + "/aoti/Suite.Test");
   EXPECT_EQ(command,
-            "unzip -o bazel-testlogs/harness/test_outputs_test/test.outputs/outputs.zip 'aoti/Suite.Test/*' -d "
-            "/tmp/aoti_case && bazel run @aoti_harness//reducer:aoti_reduce -- minify "
-            "--case_dir=/tmp/aoti_case/aoti/Suite.Test");
+            "bazel run @aoti_harness//reducer:aoti_reduce -- minify "
+            "--case_dir=bazel-testlogs/harness/test_outputs_test/test.outputs/aoti/Suite.Test");
   EXPECT_EQ(command.find(dir), std::string::npos) << "no sandbox path in a command for after the test";
   EXPECT_EQ(aoti::ReduceCaseCommand("/cases/Suite.Test"), "aoti_reduce minify --case_dir=/cases/Suite.Test");
+}
+
+TEST(UndeclaredOutputs, AShardsOutputsAreItsOwn) {
+  if (std::getenv("TEST_TARGET") == nullptr) GTEST_SKIP() << "not run by bazel test (TEST_TARGET unset)";
+  ::setenv("TEST_TOTAL_SHARDS", "3", 1);
+  ::setenv("TEST_SHARD_INDEX", "1", 1);
+  EXPECT_EQ(aoti::TestOutputsDir(), "bazel-testlogs/harness/test_outputs_test/shard_2_of_3/test.outputs");
+  ::unsetenv("TEST_TOTAL_SHARDS");
+  ::unsetenv("TEST_SHARD_INDEX");
+}
+
+// A case as Bazel leaves it, in both layouts: the directory test.outputs/aoti/<test>
+// (Bazel 8, --nozip_undeclared_test_outputs) or the entry aoti/<test>/ of
+// test.outputs/outputs.zip (earlier Bazels). The path the messages name opens either way.
+TEST(OpenCaseDir, ReadsACaseFromEitherLayout) {
+  const std::string root = aoti::TempDir("layouts").Release();
+  for (const std::string layout : {"unzipped", "zipped"}) {
+    const std::string outputs = root + "/" + layout + "/bazel-testlogs/pkg/model_test/test.outputs";
+    const std::string staged = layout == "zipped" ? root + "/staging" : outputs;
+    aoti::MakeDirs(staged + "/aoti/Suite.Test/inputs");
+    std::ofstream(staged + "/aoti/Suite.Test/case.json") << "{}";
+    if (layout == "zipped") {
+      aoti::MakeDirs(outputs);
+      ASSERT_EQ(std::system(("cd " + staged + " && zip -qr " + outputs + "/outputs.zip aoti").c_str()), 0);
+    }
+    const std::string opened = aoti::OpenCaseDir(outputs + "/aoti/Suite.Test");
+    EXPECT_TRUE(std::filesystem::is_regular_file(opened + "/case.json")) << layout << ": " << opened;
+    EXPECT_TRUE(std::filesystem::is_directory(opened + "/inputs")) << layout;
+    if (layout == "zipped") EXPECT_EQ(opened.find(outputs), std::string::npos) << "unzipped elsewhere";
+    // Relative to where `bazel run` was started.
+    ::setenv("BUILD_WORKING_DIRECTORY", (root + "/" + layout).c_str(), 1);
+    EXPECT_TRUE(std::filesystem::is_regular_file(
+        aoti::OpenCaseDir("bazel-testlogs/pkg/model_test/test.outputs/aoti/Suite.Test") + "/case.json"))
+        << layout;
+    ::unsetenv("BUILD_WORKING_DIRECTORY");
+  }
+  try {
+    aoti::OpenCaseDir(root + "/zipped/bazel-testlogs/pkg/model_test/test.outputs/aoti/Other.Test");
+    ADD_FAILURE() << "a case the zip does not hold opened";
+  } catch (const aoti::HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no aoti/Other.Test/"), std::string::npos) << e.what();
+  }
+  try {
+    aoti::OpenCaseDir(root + "/nowhere");
+    ADD_FAILURE() << "a missing directory opened";
+  } catch (const aoti::HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("--case_dir=" + root + "/nowhere: no such directory"), std::string::npos)
+        << e.what();
+  }
+  aoti::RemoveTree(root);
 }
 
 // InChildUnderAddressCap: runs `copy` in a child process whose address space may grow by

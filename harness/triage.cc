@@ -77,9 +77,9 @@ std::string HostIsa(const HostInfo& h) {
 // ReduceStep: the next step that reduces the failure, or, when the reduction already
 // follows this test (DUMP_AOTI_MINIFIER=1), where its repro lands.
 std::string ReduceStep(const TriageEvidence& e) {
-  if (e.reducing) return "The reduction runs when this test ends (DUMP_AOTI_MINIFIER=1): its repro lands in outputs.zip";
+  if (e.reducing) return "The reduction runs when this test ends (DUMP_AOTI_MINIFIER=1): its repro lands in the test's outputs";
   return "$ DUMP_AOTI_MINIFIER=1 bazel test <this test>   # the harness reduces the failure to the culprit node; the "
-         "repro lands in test.outputs/outputs.zip";
+         "repro lands in the test's outputs (bazel-testlogs/<test>/test.outputs/)";
 }
 
 std::optional<Diagnosis> DeprecatedApi(const TriageEvidence& e) {

@@ -97,20 +97,44 @@ std::string NamedByLabel(std::string message, const std::string& path, const std
     ::testing::Test::RecordProperty("aoti_failed_runs", std::to_string(r.runs_failed) + "/" + std::to_string(r.runs));
   }
   if (r.flaky) ::testing::Test::RecordProperty("aoti_flaky", "true");
+  // The first three lines: what failed, the culprit (or how it will be found), where to
+  // look. The details follow.
+  const std::string message = NamedByLabel(r.message, package, r.package_name);
+  const size_t eol = message.find('\n');
+  std::string headline = message.substr(0, eol);
+  if (headline.size() > 240) headline = headline.substr(0, 237) + "...";
+  std::string details = eol == std::string::npos ? "" : message.substr(eol + 1);
+  if (headline.size() < message.substr(0, eol).size()) details = message.substr(0, eol) + "\n" + details;
+  const bool reducing = ReducesOnFailure(failure_class);
+  std::string culprit;
+  if (reducing) {
+    culprit = "found by the reduction when this test ends; its summary closes this test's log (test.xml: aoti_culprit)";
+  } else if (IsCompilerFailure(failure_class)) {
+    culprit = "not reduced; run the test again with --test_env=DUMP_AOTI_MINIFIER=1 to find it";
+  } else {
+    culprit = "none to reduce (" + failure_class + " is not the compiler's failure)" +
+              (r.diagnoses.empty() ? std::string() : "; diagnosis " + r.diagnoses.front().id);
+  }
   ::testing::AssertionResult failure = ::testing::AssertionFailure();
-  failure << "AOTI check failed (" << failure_class << "): " << NamedByLabel(r.message, package, r.package_name);
+  failure << "AOTI check failed (" << failure_class << "): " << headline;
+  failure << "\n  Culprit: " << culprit;
+  if (!directory.empty()) {
+    ::testing::Test::RecordProperty("aoti_case", InTestOutputs(directory));
+    failure << "\n  Open: " << ForUser(directory) << "/ (" << (r.diagnosis_markdown.empty() ? "case.json" : "diagnosis.md")
+            << (reducing ? "; repro/report.html once reduced)" : ")");
+  } else {
+    failure << "\n  Open: (no case written: the test's outputs are written under bazel test only)";
+  }
+  failure << "\n  --- details ---";
+  if (!details.empty()) failure << "\n" << details;
   if (!summary.empty()) failure << "\n  " << summary;
   if (!r.diagnoses.empty()) ::testing::Test::RecordProperty("aoti_diagnosis", r.diagnoses.front().id);
   if (!directory.empty()) {
-    ::testing::Test::RecordProperty("aoti_case", InOutputsZip(directory));
-    failure << "\n  The failing case: " << ForUser(directory);
-    if (!r.diagnosis_markdown.empty()) failure << "\n  The diagnosis in full: " << InOutputsZip(directory) << "/diagnosis.md";
-    if (ReducesOnFailure(failure_class)) {
-      failure << "\n  The reduced repro, when the test ends: " << InOutputsZip(directory) << "/repro/";
-    } else if (IsCompilerFailure(failure_class)) {
-      failure << "\n  Reduce it: " << ReduceCaseCommand(directory);
-      if (!FLAGS_aoti_reduce_on_failure) failure << "\n    (or run the test again with --test_env=DUMP_AOTI_MINIFIER=1)";
+    if (!TestOutputsDir().empty()) {
+      failure << "\n  Bazel before 8 zips test.outputs/ into test.outputs/outputs.zip (--zip_undeclared_test_outputs); "
+                 "Bazel 8 leaves it unzipped.";
     }
+    if (!reducing && IsCompilerFailure(failure_class)) failure << "\n  Reduce it: " << ReduceCaseCommand(directory);
   }
   return failure;
 }

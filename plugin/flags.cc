@@ -115,8 +115,9 @@ DEFINE_string(aoti_child_env_pass_through, "",
 DEFINE_string(aoti_compile_cache_dir, "",
               "Where the reducer keeps compiled candidates across runs (default: $AOTI_COMPILE_CACHE_DIR, else "
               "$XDG_CACHE_HOME or ~/.cache, under aoti_harness/compile_cache); 'none' turns the cache off. Under "
-              "bazel test, HOME is the test's own temporary directory: pass --test_env=AOTI_COMPILE_CACHE_DIR=DIR "
-              "(and --sandbox_writable_path=DIR) to keep compiles between test runs.");
+              "bazel test, where HOME is unset or the test's own, the user's ~/.cache/aoti_harness/compile_cache when "
+              "the test may write there, else /tmp/aoti_harness-<uid>/compile_cache (this user's own), so that a "
+              "second run is warm; --test_env=AOTI_COMPILE_CACHE_DIR=DIR --sandbox_writable_path=DIR chooses another.");
 DEFINE_int64(aoti_compile_cache_max_mb, 4096, "Size cap of the compile cache; the least recently used entries go first.");
 DEFINE_string(aoti_remote_cache, EnvOr("AOTI_REMOTE_CACHE", "").c_str(),
               "A Remote Execution API server (grpc://HOST:PORT or grpcs://HOST:PORT, e.g. the one Bazel's "

@@ -96,8 +96,9 @@ std::pair<CompileServerOptions, ReduceOptions> ReductionSetUp(const FailingCase&
   return {server, options};
 }
 
-// Summary: one line of what the reduction made, for the annotation and the log (the same
-// figures as the test.xml properties).
+// Summary: what the reduction made, for the annotation and the log (the same figures as
+// the test.xml properties): what failed and its culprit, where to open the repro, then the
+// figures.
 std::string Summary(const FailingCase& c, const ReduceResult& r, const std::string& out) {
   const std::string how =
       r.sanity_checked ? " reduced from " + std::to_string(r.nodes_before) + " to " + std::to_string(r.nodes_after) + " nodes"
@@ -107,15 +108,16 @@ std::string Summary(const FailingCase& c, const ReduceResult& r, const std::stri
       !r.stage.ran ? ""
                    : "; stage: " + r.stage.stage + "; workaround: " +
                          (r.stage.workaround_verified
-                              ? r.stage.workaround_what + " (verified on the original, " + InOutputsZip(out) + "/workaround.md)"
+                              ? r.stage.workaround_what + " (verified on the original, " + ForUser(out) + "/workaround.md)"
                               : "none verified (" + r.stage.workaround_verdict + ")");
-  return c.test_name + ": " + r.failure_class + how + " (" + std::to_string(r.compiles) + " compiles" +
+  // First what failed and its culprit, then where to open it; the figures after.
+  const std::string culprit = CulpritText(r);
+  return c.test_name + ": " + r.failure_class + (culprit.empty() ? "" : ", culprit " + culprit) +
+         "\n  open: " + ForUser(out) + "/report.html (python repro.py; bazel test :repro_test)\n " + how + " (" +
+         std::to_string(r.compiles) + " compiles" +
          (r.disk_cache_hits ? ", " + std::to_string(r.disk_cache_hits) + " from the disk cache" : "") +
          (r.remote_cache_hits ? ", " + std::to_string(r.remote_cache_hits) + " of them from the remote cache" : "") +
-         ")" +
-         (r.culprit.empty() ? "" : ", culprit " + r.culprit_path) +
-         (r.budget_exhausted ? ", the best within the time budget" : "") + "; repro: " + ForUser(out) +
-         " (python repro.py; bazel test :repro_test; open report.html)" + stage;
+         ")" + (r.budget_exhausted ? ", the best within the time budget" : "") + stage;
 }
 
 void RecordReduction(const ReduceResult& r, const std::string& out, const std::string& suffix) {
@@ -123,7 +125,8 @@ void RecordReduction(const ReduceResult& r, const std::string& out, const std::s
   ::testing::Test::RecordProperty("aoti_nodes_before" + suffix, static_cast<int>(r.nodes_before));
   ::testing::Test::RecordProperty("aoti_nodes_after" + suffix, static_cast<int>(r.nodes_after));
   ::testing::Test::RecordProperty("aoti_compiles" + suffix, r.compiles);
-  ::testing::Test::RecordProperty("aoti_repro" + suffix, InOutputsZip(out));
+  ::testing::Test::RecordProperty("aoti_repro" + suffix, InTestOutputs(out));
+  if (!r.culprit.empty() || !r.culprit_path.empty()) ::testing::Test::RecordProperty("aoti_culprit" + suffix, CulpritText(r));
   if (r.stage.ran) {
     ::testing::Test::RecordProperty("aoti_stage" + suffix, r.stage.stage);
     ::testing::Test::RecordProperty("aoti_workaround" + suffix, r.stage.workaround_verified

@@ -31,6 +31,7 @@
 #include "plugin/check_flags.h"
 #include "plugin/compile_cache_flags.h"
 #include "harness/errors.h"
+#include "harness/failing_case.h"
 #include "plugin/flags.h"
 #include "harness/logging.h"
 #include "harness/tensor_bundle.h"
@@ -129,13 +130,16 @@ std::string Dirname(const std::string& p) {
 // fields overridden by --aoti_* flags given here) or from --package and the flags.
 aoti::ReduceSpec SpecFromFlags(aoti::ReduceOptions* options) {
   aoti::ReduceSpec spec;
-  std::string package = FLAGS_package, inputs_dir = FLAGS_inputs;
+  // Relative paths as the user meant them (bazel run starts in the runfiles).
+  std::string package = aoti::FromWorkingDirectory(FLAGS_package), inputs_dir = aoti::FromWorkingDirectory(FLAGS_inputs);
   if (!FLAGS_case_dir.empty()) {
-    const aoti::CaseFile c = aoti::ParseCaseFile(aoti::ReadTextFile(FLAGS_case_dir + "/case.json"), FLAGS_case_dir);
-    if (const auto outside = aoti::PathsOutsideCaseDir(c, FLAGS_case_dir); !outside.empty() && !FLAGS_allow_outside_case_dir) {
+    // A case where Bazel left it: unzipped, or read out of the test's outputs.zip.
+    const std::string case_dir = aoti::OpenCaseDir(FLAGS_case_dir);
+    const aoti::CaseFile c = aoti::ParseCaseFile(aoti::ReadTextFile(case_dir + "/case.json"), case_dir);
+    if (const auto outside = aoti::PathsOutsideCaseDir(c, case_dir); !outside.empty() && !FLAGS_allow_outside_case_dir) {
       std::string list;
       for (const auto& o : outside) list += "\n  " + o;
-      throw aoti::HarnessError(FLAGS_case_dir + "/case.json names paths outside the case directory:" + list +
+      throw aoti::HarnessError(case_dir + "/case.json names paths outside the case directory:" + list +
                                "\nA case directory is code (its op libraries are loaded, its .pt2 holds a shared "
                                "object), so aoti_reduce keeps to it. Copy the files into the case directory, or, for a "
                                "case you made yourself, pass --allow_outside_case_dir.");
@@ -221,7 +225,7 @@ int Main(int argc, char** argv) {
     std::cout << (r.pass ? "passes: compiled matches eager" : "fails (" + r.failure_class + "): " + r.message) << "\n";
     return r.pass ? 0 : 1;
   }
-  const std::string out = FLAGS_out.empty() ? "aoti_repro" : FLAGS_out;
+  const std::string out = aoti::FromWorkingDirectory(FLAGS_out.empty() ? "aoti_repro" : FLAGS_out);
   aoti::MakeDirs(out);
   aoti::CompileClient client(ServerFromFlags(spec, options, argv[0], out));
   aoti::TempDir work("aoti_reduce");

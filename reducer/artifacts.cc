@@ -229,6 +229,13 @@ static std::string WithReproPath(std::string message, const std::string& archive
   return message;
 }
 
+std::string CulpritText(const ReduceResult& r) {
+  const std::string where = r.culprit_path.empty() ? r.culprit : r.culprit_path;
+  if (where.empty()) return "";
+  const std::string op = CulpritOperator(r.minimal, where);
+  return op.empty() ? where : where + " (" + op + ")";
+}
+
 namespace {
 
 // WriteArtifactSet writes the whole set into `out_dir`, or, when `full` is false, the
@@ -300,7 +307,9 @@ std::string FiguresMarkdown(const ReduceResult& r, const ReduceSpec& spec) {
      << "| compiled ahead on the pool, never needed (in compiles) | " << r.speculative_compiles << " |\n"
      << "| cache hits | " << r.cache_hits << " |\n"
      << "| compiles served by the disk cache (earlier runs) | " << r.disk_cache_hits
-     << (r.compile_cache_dir.empty() ? " (no disk cache)" : " (" + r.compile_cache_dir + ")") << " |\n"
+     << (r.compile_cache_dir.empty() ? " (no disk cache" + (r.compile_cache_why.empty() ? "" : ": " + r.compile_cache_why) + ")"
+                                     : " (" + r.compile_cache_dir + ")")
+     << " |\n"
      << RemoteCacheRows(r) << "| runs | " << r.runs << " |\n| wall time | " << r.seconds << " s |\n"
      << "| compile time | " << r.compile_seconds << " s |\n| flaky candidates rejected | " << r.flaky << " |\n"
      << "| final result failed again on re-check | " << RecheckText(r) << " |\n"
@@ -389,6 +398,7 @@ json SummaryJson(const ReduceResult& r, const ReduceSpec& spec, const std::vecto
           {"ops", ops},
           {"culprit", r.culprit},
           {"culprit_path", r.culprit_path},
+          {"culprit_text", CulpritText(r)},
           {"compiles", r.compiles},
           {"cache_hits", r.cache_hits},
           {"disk_cache_hits", r.disk_cache_hits},

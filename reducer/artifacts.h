@@ -22,6 +22,10 @@ std::string FormatGraph(const Program& program);
 // EnvironmentHeader: torch version and git hash, compiler, CPU ISA, CUDA/nvcc/GPU when present.
 std::string EnvironmentHeader(const std::string& package);
 
+// CulpritText: the culprit as a person reads it, "relu (aten.relu.default)", its address in
+// the original with its operator where the repro keeps it; "" when the reduction names none.
+std::string CulpritText(const ReduceResult& result);
+
 void WriteArtifacts(const ReduceResult& result, const ReduceSpec& spec, const ReduceOptions& options,
                     const std::string& out_dir);
 

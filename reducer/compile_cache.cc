@@ -1,5 +1,8 @@
 #include "reducer/compile_cache.h"
 
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,7 +93,13 @@ CompileCache::CompileCache(CompileCacheOptions options) : options_(std::move(opt
 CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t max_mb,
                                            const RemoteCacheOptions& remote) {
   CompileCacheOptions o;
-  o.dir = dir_flag == "none" ? "" : dir_flag.empty() ? CompileCache::DefaultDir() : dir_flag;
+  if (dir_flag == "none") {
+    o.why = "--aoti_compile_cache_dir=none";
+  } else if (dir_flag.empty()) {
+    o.dir = CompileCache::DefaultDir(&o.why);
+  } else {
+    o.dir = dir_flag, o.why = "--aoti_compile_cache_dir";
+  }
   o.max_bytes = max_mb * (int64_t{1} << 20);
   o.remote = remote;
   if (!remote.url.empty() && !StartsWith(remote.url, "grpc://") && !StartsWith(remote.url, "grpcs://")) {
@@ -122,10 +131,72 @@ std::string PrecompiledHeadersDir(const CompileCacheOptions& options) {
   return options.dir.empty() ? "" : options.dir + "/precompiled_headers";
 }
 
-std::string CompileCache::DefaultDir() {
-  if (const char* d = std::getenv("AOTI_COMPILE_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/aoti_harness/compile_cache";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/aoti_harness/compile_cache";
+namespace {
+
+// Writable: `dir` exists or can be made, and a file can be created in it (Bazel's sandbox
+// shows the rest of the file system read-only).
+bool Writable(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return false;
+  const std::string probe = dir + "/.probe." + std::to_string(::getpid());
+  const int fd = ::open(probe.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return true;
+}
+
+// PrivateDirectory: `dir` made (0700) or found as this user's own: a directory, not a
+// link, owned by this user, writable by no one else. A shared /tmp is anyone's: a cache
+// there that another user made or can write could hand this test another program.
+bool PrivateDirectory(const std::string& dir, std::string* why) {
+  ::mkdir(dir.c_str(), 0700);
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) return *why = dir + " cannot be made", false;
+  if (!S_ISDIR(st.st_mode)) return *why = dir + " is not a directory (a link?)", false;
+  if (st.st_uid != ::getuid()) return *why = dir + " belongs to another user", false;
+  if (st.st_mode & 022) return *why = dir + " is writable by others", false;
+  return true;
+}
+
+}  // namespace
+
+std::string CompileCache::DefaultDir(std::string* why) {
+  std::string note;
+  if (!why) why = &note;
+  if (const char* d = std::getenv("AOTI_COMPILE_CACHE_DIR"); d && *d) return *why = "AOTI_COMPILE_CACHE_DIR", d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+    *why = "XDG_CACHE_HOME";
+    return std::string(x) + "/aoti_harness/compile_cache";
+  }
+  const char* test_tmpdir = std::getenv("TEST_TMPDIR");
+  const char* h = std::getenv("HOME");
+  const bool under_bazel_test = test_tmpdir && *test_tmpdir;
+  // Under bazel test HOME is unset, or the test's own temporary directory (Bazel 7 and
+  // later): a cache there dies with the test, so it is not the default.
+  if (h && *h && h[0] == '/' && !(under_bazel_test && StartsWith(std::string(h) + "/", std::string(test_tmpdir) + "/"))) {
+    *why = "HOME";
+    return std::string(h) + "/.cache/aoti_harness/compile_cache";
+  }
+  if (!under_bazel_test) return *why = "no HOME", "";
+  // The user's own cache, as aoti_reduce uses it outside Bazel: writable when the test
+  // runs unsandboxed or was given --sandbox_writable_path.
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && pw->pw_dir[0] == '/') {
+    const std::string home_cache = std::string(pw->pw_dir) + "/.cache/aoti_harness/compile_cache";
+    if (Writable(home_cache)) return *why = "the user's home (bazel test left HOME unset)", home_cache;
+  }
+  // Else a directory of this user's own under /tmp, which Bazel's sandbox leaves writable
+  // (up to Bazel 6; from Bazel 7 the sandbox gives each test a /tmp of its own).
+  const std::string mine = "/tmp/aoti_harness-" + std::to_string(::getuid());
+  std::string refused;
+  if (PrivateDirectory(mine, &refused) && Writable(mine + "/compile_cache")) {
+    return *why = "under bazel test, this user's own directory in /tmp (the home directory is read-only in "
+                  "Bazel's sandbox)",
+           mine + "/compile_cache";
+  }
+  *why = "under bazel test, no writable cache directory (" + (refused.empty() ? mine + " is read-only" : refused) +
+         "): give one with --test_env=AOTI_COMPILE_CACHE_DIR=DIR --sandbox_writable_path=DIR";
   return "";
 }
 

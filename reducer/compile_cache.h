@@ -59,6 +59,7 @@ struct CompileCacheOptions {
   std::string dir;                              // "" disables the cache
   int64_t max_bytes = int64_t{4} << 30;         // eviction beyond this
   RemoteCacheOptions remote;                    // needs the local directory (dir)
+  std::string why;                              // where dir came from, or why there is none
 };
 
 // NotTheCompilersVerdict: why a compile's result says something about the machine, not the
@@ -84,8 +85,12 @@ class CompileCache {
   explicit CompileCache(CompileCacheOptions options);
 
   // DefaultDir: $AOTI_COMPILE_CACHE_DIR, else $XDG_CACHE_HOME/aoti_harness/compile_cache,
-  // else ~/.cache/aoti_harness/compile_cache ("" when none of them is set).
-  static std::string DefaultDir();
+  // else ~/.cache/aoti_harness/compile_cache. Under bazel test (HOME unset, or the test's
+  // own temporary directory), the user's home's ~/.cache/aoti_harness/compile_cache when
+  // the test may write there, else /tmp/aoti_harness-<uid>/compile_cache when that is this
+  // user's own (0700, owned, no one else can write), else "" (no cache). `why`, when given,
+  // says which and, for "", what to pass.
+  static std::string DefaultDir(std::string* why = nullptr);
   // Key: the SHA-1 (hex) of the parts, each length-prefixed.
   static std::string Key(const std::vector<std::string>& parts);
 

@@ -214,6 +214,37 @@ TEST_F(CompileCacheTest, DefaultDirFollowsTheEnvironment) {
   EXPECT_EQ(CompileCache::DefaultDir(), "/home/u/.cache/aoti_harness/compile_cache");
 }
 
+// Under bazel test HOME is unset (Bazel up to 6) or the test's own temporary directory
+// (Bazel 7 and later): the default must outlive the test, so that a second run is warm.
+TEST_F(CompileCacheTest, UnderBazelTestTheDefaultOutlivesTheTest) {
+  const char* test_tmpdir = std::getenv("TEST_TMPDIR");
+  if (!test_tmpdir) GTEST_SKIP() << "not run by bazel test";
+  ::unsetenv("AOTI_COMPILE_CACHE_DIR");
+  ::unsetenv("XDG_CACHE_HOME");
+  for (const std::string home : {std::string(), std::string(test_tmpdir)}) {
+    if (home.empty()) {
+      ::unsetenv("HOME");
+    } else {
+      ::setenv("HOME", home.c_str(), 1);
+    }
+    std::string why;
+    const std::string dir = CompileCache::DefaultDir(&why);
+    SCOPED_TRACE("HOME=" + home + ": " + dir + " (" + why + ")");
+    ASSERT_FALSE(dir.empty()) << why;
+    EXPECT_NE(dir.rfind(test_tmpdir, 0), 0u) << "a cache in the test's temporary directory dies with the test";
+    const std::string uid = std::to_string(::getuid());
+    EXPECT_TRUE(dir == "/tmp/aoti_harness-" + uid + "/compile_cache" || dir.find("/.cache/aoti_harness/compile_cache") != std::string::npos);
+    EXPECT_FALSE(why.empty());
+    struct stat st;
+    if (dir.rfind("/tmp/", 0) == 0) {
+      // This user's own: no one else may write or plant entries there.
+      ASSERT_EQ(::lstat(("/tmp/aoti_harness-" + uid).c_str(), &st), 0);
+      EXPECT_EQ(st.st_uid, ::getuid());
+      EXPECT_EQ(st.st_mode & 022, 0u);
+    }
+  }
+}
+
 // A local port: listening but never answering (a hung server), or closed (a server down).
 class LocalPort {
  public:

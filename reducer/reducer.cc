@@ -487,6 +487,7 @@ void CountWork(Reduction& x, const ReductionState& state, const CompileClient& c
   result.cache_hits = oracle.cache_hits();
   result.disk_cache_hits = oracle.disk_cache_hits();
   result.compile_cache_dir = disk_cache.dir();
+  result.compile_cache_why = x.options.compile_cache.why;
   if (disk_cache.remote_enabled()) {
     result.remote_cache = disk_cache.remote().url;
     result.remote_cache_hits = disk_cache.remote_hits();
@@ -546,7 +547,8 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   const auto more_servers = StartPool(client, result.jobs, &oracle, progress);
   CompileCache disk_cache(WithRemoteClient(options.compile_cache, client->options()));
   oracle.UseDiskCache(&disk_cache);
-  if (disk_cache.enabled()) progress("compile cache: " + disk_cache.dir());
+  progress(disk_cache.enabled() ? "compile cache: " + disk_cache.dir() + " (" + options.compile_cache.why + ")"
+                                 : "no compile cache" + (options.compile_cache.why.empty() ? "" : ": " + options.compile_cache.why));
   if (disk_cache.remote_enabled()) progress("remote compile cache: " + disk_cache.remote().url);
   oracle.SetTarget(spec.failure_class, options.check_str);
   if (!spec.failure_message.empty()) oracle.NoteOriginalFailure(spec.failure_message);

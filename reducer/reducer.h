@@ -66,6 +66,7 @@ struct ReduceResult {
   int speculative_compiles = 0;     // compiled ahead on the pool, never needed (in compiles)
   std::vector<int> server_requests;  // requests each compile server of the pool answered
   std::string compile_cache_dir;    // "" when there was none
+  std::string compile_cache_why;    // where it came from, or why there was none
   std::string remote_cache;         // the remote compile cache's URL, "" when none
   int remote_cache_hits = 0;        // compiles the remote cache gave (in disk_cache_hits)
   int remote_cache_stores = 0;      // entries uploaded to it

@@ -55,6 +55,38 @@ EXTRA_DIR = "extra/aoti_harness/"
 TENSOR_DIR = "aoti_harness/"
 
 
+def training_modules(model):
+    """The submodules in training mode whose forward differs in eval mode, by type name."""
+    kinds = {}
+    for m in model.modules():
+        name = type(m).__name__
+        if m.training and ("Dropout" in name or "BatchNorm" in name or "InstanceNorm" in name):
+            kinds[name] = kinds.get(name, 0) + 1
+    return kinds
+
+
+def set_mode(model, keep_mode):
+    """AOTI serves models for inference: the module is exported in eval mode, unless the
+    rule asks to keep the mode make_model() gave it (aoti_package's keep_mode). Either way
+    the log says which mode was packaged and what eval mode changes."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return
+    kinds = training_modules(model)
+    what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "no dropout or normalization layer"
+    if not model.training and not any(m.training for m in model.modules()):
+        log("mode: eval, as make_model() returned it")
+    elif keep_mode:
+        log(f"mode: training, kept as make_model() returned it (keep_mode; {what} act as in training: dropout "
+            "draws random numbers, batch norm uses the batch's statistics)")
+    else:
+        log(f"mode: model.eval() called: make_model() returned the module in training mode ({what}); the package "
+            "is the module in eval mode, as it is served. Set keep_mode = True on aoti_package to package it as "
+            "returned")
+        model.eval()
+
+
 def log(msg):
     print(f"[package_model] {msg}", file=sys.stderr, flush=True)
 
@@ -889,7 +921,7 @@ def package(args):
                             for k, v in json.loads(args.model_kwargs).items()}
             device = check_device(args.device, "--device") if args.device else None
             model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed, model_kwargs, dtype, device)
-            model.eval()
+            set_mode(model, args.keep_mode)
 
         flat_out, flat_out64 = run_eager(model, ex_args, ex_kwargs, source)
 
@@ -964,6 +996,8 @@ def main(argv=None):
     p.add_argument("--inductor-configs", default="{}", help="JSON object of inductor config patches")
     p.add_argument("--export-only", action="store_true", help="skip the AOTI compile")
     p.add_argument("--strict-export", action="store_true", help="torch.export with strict=True")
+    p.add_argument("--keep-mode", action="store_true",
+                   help="export the module in the mode make_model() returned it (default: model.eval() first)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--model-kwargs", default="{}", help="JSON object of keyword arguments for make_model()")
     p.add_argument("--dtype", default="", help="cast the model and its floating inputs to this dtype (e.g. bfloat16)")

@@ -4,18 +4,23 @@
 #   1. `bazel test //...` there: the healthy models (a classifier, an MLP regressor, a
 #      conv net, a transformer stack) are AOTI-compiled at build time and pass.
 #   2. The failing demo (tagged manual): `bazel test //:failing_demo_test
-#      --test_env=DUMP_AOTI_MINIFIER=1`. It fails, as planted, and the harness reduces it.
-#      Shown: where its repro landed (outputs.zip), the first lines of its report, its
-#      test.xml properties and Bazel annotation, its report.html opened in headless
-#      Chromium, and how to run repro.py and the generated repro_test; then python
-#      repro.py is run (it must fail the same way). Beside it, two tests at a time
-#      (--local_test_jobs=2) with one shared compile cache: regressor_checks_test, two
-#      packages by key and four checks in three shards, two of them failing. Each check
-#      must run in exactly one shard, each failing one be reduced into its own shard's
-#      outputs.zip, and a shard must have run while the demo did.
-#   3. examples/ci/collect_failed_artifacts.sh, the CI snippet's collector, must gather
-#      the failed tests' (and shards') test.xml and outputs.zip, and nothing of the
-#      passing ones.
+#      --test_env=DUMP_AOTI_MINIFIER=1`, as the quick start runs it (no cache flags: the
+#      compile cache is the default one). It fails, as planted, and the harness reduces
+#      it. Shown: the first three lines of its failure, where its repro landed, the first
+#      lines of its report, its test.xml properties and Bazel annotation, its report.html
+#      opened in headless Chromium, and how to run repro.py and the generated repro_test;
+#      then python repro.py is run (it must fail the same way). Beside it, two tests at a
+#      time (--local_test_jobs=2) sharing that cache: regressor_checks_test, two packages
+#      by key and four checks in three shards, two of them failing. Each check must run in
+#      exactly one shard, each failing one be reduced into its own shard's outputs, and a
+#      shard must have run while the demo did.
+#   3. examples/ci/collect_failed_artifacts.py, the CI snippets' collector (its unit tests
+#      first): it must gather the failed tests' (and shards') test.xml and outputs and
+#      nothing of the passing ones; each collected test.xml must be valid JUnit with the
+#      repro attached to its failing test case, and the CI snippets must pass their
+#      linters (tools/ci_lint.sh); the job summary it writes is shown.
+#   4. A second run of the demo is warm by default: the same command again compiles
+#      nothing (every compile from the default compile cache the first run filled).
 # Exits non-zero when any of that does not hold. The demo's unzipped outputs go to
 # $AOTI_EXAMPLE_OUT (default $TMPDIR/aoti_example), outside the repository.
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
@@ -39,13 +44,10 @@ done
 echo
 echo "== 2. the failing demo and a sharded target, reduced side by side:"
 echo "   bazel test //:failing_demo_test //:regressor_checks_test --test_env=DUMP_AOTI_MINIFIER=1 --local_test_jobs=2"
-# One compile cache for both tests, empty at the start: two reductions at once share it
-# (and its precompiled headers), the worst case for a collision.
-cache="$OUT.compile_cache"
-rm -rf "$cache" && mkdir -p "$cache"
+# No cache flags, as the quick start runs it: both tests share the default compile cache
+# (and its precompiled headers), two reductions at once, the worst case for a collision.
 set +e
 bazel_cmd test //:failing_demo_test //:regressor_checks_test --test_env=DUMP_AOTI_MINIFIER=1 \
-  --test_env=AOTI_COMPILE_CACHE_DIR="$cache" --sandbox_writable_path="$cache" \
   --jobs=2 --local_test_jobs=2 --nocache_test_results >"$OUT.demo.log" 2>&1
 rc=$?
 set -e
@@ -53,6 +55,19 @@ set -e
 rm -rf "$OUT" && mkdir -p "$OUT"
 zip="$testlogs/failing_demo_test/test.outputs/outputs.zip"
 xml="$testlogs/failing_demo_test/test.xml"
+echo "  the failure's first three lines (test.log):"
+grep -A3 -m1 "^AOTI check failed" "$testlogs/failing_demo_test/test.log" | sed 's/^/  | /'
+grep -A3 -m1 "^AOTI check failed" "$testlogs/failing_demo_test/test.log" | sed -n 2p | grep -q "^  Culprit: found by the reduction" ||
+  fail "the failure's second line is not its culprit"
+grep -A3 -m1 "^AOTI check failed" "$testlogs/failing_demo_test/test.log" | sed -n 3p |
+  grep -q "^  Open: bazel-testlogs/failing_demo_test/test.outputs/aoti/" || fail "the failure's third line is not where to look"
+echo "  and the reduction's, closing the test's log:"
+grep -A1 -m1 "AotiModel.CompiledMatchesEager: accuracy, culprit" "$testlogs/failing_demo_test/test.log" | sed 's/^/  | /'
+grep -q "AotiModel.CompiledMatchesEager: accuracy, culprit relu (aten.relu.default)" "$testlogs/failing_demo_test/test.log" ||
+  fail "the reduction's summary does not name the culprit first"
+cache="$(grep -m1 -oE 'reduce: compile cache: [^ ]+' "$testlogs/failing_demo_test/test.log" | sed 's/.*compile cache: //' || true)"
+[ -n "$cache" ] || fail "the demo's reduction ran without a compile cache (expected the default one)"
+echo "  the default compile cache: ${cache:-none}"
 if [ -f "$zip" ]; then
   unzip -q -o "$zip" -d "$OUT/outputs"
   summary="$(find "$OUT/outputs" -name summary.json | head -1)"
@@ -77,7 +92,7 @@ else
   echo "  the Bazel annotation (test.outputs_manifest/ANNOTATIONS):"
   if [ -f "$annotations" ]; then
     head -3 "$annotations" | sed 's/^/    /'
-    for w in "accuracy" "reduced from" "compiles" "repro:"; do
+    for w in "accuracy" "culprit relu" "open: bazel-testlogs/" "reduced from" "compiles"; do
       grep -q "$w" "$annotations" || fail "the annotation does not say '$w'"
     done
   else
@@ -152,7 +167,7 @@ for shard in (1, 2, 3):
                   f"aoti_repro={props.get('aoti_repro')}")
             if s["nodes_after"] > 2:
                 problems.append(f"{name}: the repro has {s['nodes_after']} nodes, expected at most 2")
-            if not props.get("aoti_repro", "").startswith("outputs.zip:"):
+            if not props.get("aoti_repro", "").startswith("aoti/"):
                 problems.append(f"{name}: test.xml's aoti_repro is {props.get('aoti_repro')!r}")
 expected = ["Buggy.FarOutOfRange", "Buggy.SampleInputs", "Healthy.FarOutOfRange", "Healthy.SampleInputs"]
 if sorted(ran) != expected or any(len(v) != 1 for v in ran.values()):
@@ -169,27 +184,84 @@ for p in problems:
     print("    FAIL:", p)
 sys.exit(1 if problems else 0)
 PY
-leftover="$(find "$cache" -name '*.partial*' -o -name '*.tmp' | head -3)"
-[ -z "$leftover" ] || fail "the shared compile cache holds half-written entries: $leftover"
-echo "  the shared compile cache: $(find "$cache" -name '*.pt2' | wc -l) compiled candidates, no half-written entry"
+if [ -n "$cache" ] && [ -d "$cache" ]; then
+  leftover="$(find "$cache" -name '*.partial*' -o -name '*.tmp' | head -3)"
+  [ -z "$leftover" ] || fail "the shared compile cache holds half-written entries: $leftover"
+  echo "  the shared compile cache: $(find "$cache" -name '*.pt2' | wc -l) compiled candidates, no half-written entry"
+fi
 
 echo
-echo "== 3. examples/ci/collect_failed_artifacts.sh (the CI snippets' collector)"
-bash "$AOTI_ROOT/examples/ci/collect_failed_artifacts.sh" "$OUT/collected" "$REPO" | sed 's/^/  /'
-collected="$(cd "$OUT/collected" && find . -type f | sort | tr '\n' ' ')"
+echo "== 3. examples/ci/collect_failed_artifacts.py (the CI snippets' collector)"
+python3 "$AOTI_ROOT/examples/ci/collect_failed_artifacts_test.py" >"$OUT.collector_test.log" 2>&1 ||
+  { fail "the collector's unit tests failed"; tail -20 "$OUT.collector_test.log"; }
+echo "  its unit tests: $(tail -1 "$OUT.collector_test.log") ($(grep -m1 -oE 'Ran [0-9]+ tests' "$OUT.collector_test.log"))"
+rm -rf "$OUT/collected"
+(cd "$OUT" && GITHUB_STEP_SUMMARY="$OUT/step_summary.md" python3 "$AOTI_ROOT/examples/ci/collect_failed_artifacts.py" collected "$REPO") | sed 's/^/  /'
+collected="$(cd "$OUT/collected" && find . -mindepth 1 -maxdepth 1 -type d | sort | tr '\n' ' ')"
 expected=""
 for name in failing_demo_test regressor_checks_test/shard_1_of_3 regressor_checks_test/shard_2_of_3 \
             regressor_checks_test/shard_3_of_3; do
   x="$testlogs/$name/test.xml"
   [ -f "$x" ] && grep -qE '<(failure|error)[ >/]' "$x" || continue
-  expected+="./${name//\//__}/outputs.zip ./${name//\//__}/test.xml "
+  expected+="./${name//\//__} "
+  for f in test.xml test.bazel.xml outputs/aoti; do
+    [ -e "$OUT/collected/${name//\//__}/$f" ] || fail "collected ${name//\//__} lacks $f"
+  done
 done
 expected="$(tr ' ' '\n' <<<"$expected" | sed '/^$/d' | sort | tr '\n' ' ')"
 [ "$collected" = "$expected" ] ||
-  fail "collected '$collected', expected exactly the failed tests' outputs.zip and test.xml: '$expected'"
+  fail "collected '$collected', expected exactly the failed tests' directories: '$expected'"
 [ -n "$expected" ] || fail "no failed test to collect"
+echo "  the demo's collected test.xml, its failing test case as GitLab and Jenkins read it:"
+"$AOTI_PYTHON" - "$OUT/collected/failing_demo_test/test.xml" "$OUT" <<'PY' || fail "the demo's collected test.xml does not attach its repro"
+import os, sys
+import xml.etree.ElementTree as ET
+xml, out = sys.argv[1:]
+case = next(c for c in ET.parse(xml).getroot().iter("testcase") if c.find("failure") is not None)
+failure = case.find("failure")
+for line in failure.get("message").splitlines()[:4]:
+    print("    | failure: " + line)
+attachments = [l[len("[[ATTACHMENT|"):-2] for l in case.find("system-out").text.splitlines() if l.startswith("[[ATTACHMENT|")]
+for a in attachments:
+    print("    | " + "[[ATTACHMENT|" + a + "]]")
+missing = [a for a in attachments if not os.path.exists(os.path.join(out, a))]
+ok = (attachments and not missing and any(a.endswith("/repro/report.html") for a in attachments)
+      and any(a.endswith("/repro/repro.py") for a in attachments)
+      and failure.get("message").startswith("AOTI repro: accuracy, culprit relu (aten.relu.default)"))
+if missing:
+    print("    attachments that do not resolve in the artifact:", missing)
+sys.exit(0 if ok else 1)
+PY
+bash "$AOTI_ROOT/tools/ci_lint.sh" "$OUT"/collected/*/test.xml 2>"$OUT.ci_lint.log" | sed 's/^/  /' ||
+  { fail "the CI snippets or the collected test.xml fail their linters"; tail -5 "$OUT.ci_lint.log"; }
+echo "  the job summary (\$GITHUB_STEP_SUMMARY; collected/summary.md for GitLab):"
+sed 's/^/  | /' "$OUT/step_summary.md"
+grep -q "failing_demo_test \`AotiModel.CompiledMatchesEager\` | accuracy | relu (aten.relu.default)" "$OUT/step_summary.md" ||
+  fail "the job summary lacks the demo's row"
 
 echo
+echo "== 4. the demo again, as the quick start runs it: warm by default"
+first_compiles="$("$AOTI_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["compiles"])' "${summary:-/dev/null}" 2>/dev/null || echo "?")"
+first_seconds="$("$AOTI_PYTHON" -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["seconds"]))' "${summary:-/dev/null}" 2>/dev/null || echo "?")"
+set +e
+start_s=$(date +%s)
+bazel_cmd test //:failing_demo_test --test_env=DUMP_AOTI_MINIFIER=1 --nocache_test_results >"$OUT.demo2.log" 2>&1
+rc=$?
+wall2=$(( $(date +%s) - start_s ))
+set -e
+[ "$rc" -eq 3 ] || fail "the second run exited $rc, expected 3 (the test fails, as planted)"
+rm -rf "$OUT/outputs2" && unzip -q -o "$zip" -d "$OUT/outputs2"
+summary2="$(find "$OUT/outputs2" -name summary.json | head -1)"
+"$AOTI_PYTHON" - "${summary2:-/dev/null}" "$first_compiles" "$first_seconds" "$wall2" <<'PY' || fail "the second run was not warm"
+import json, sys
+path, first_compiles, first_seconds, wall2 = sys.argv[1:]
+s = json.load(open(path))
+print(f"  | run | compiles | from the disk cache | reduction (s) |")
+print(f"  | first (with the sharded test) | {first_compiles} | | {first_seconds} |")
+print(f"  | second | {s['compiles']} | {s['disk_cache_hits']} | {round(s['seconds'])} |  (bazel test: {wall2} s)")
+sys.exit(0 if s["compiles"] == 0 and s["disk_cache_hits"] > 0 and s["nodes_after"] <= 2 else 1)
+PY
+
 echo "archives: $(bazel info bazel-bin 2>/dev/null)/*.pt2"
 echo "run_example: $([ "$failures" -eq 0 ] && echo ok || echo "$failures failed")"
 [ "$failures" -eq 0 ]

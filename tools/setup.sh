@@ -34,10 +34,11 @@ CUDA_TORCH_VERSION="2.14.1"
 TRANSFORMERS_VERSION="5.23.0"
 # clang and its runtimes: the reader fuzzers (libFuzzer, ASan, UBSan; tools/fuzz.sh).
 # graphviz: report.html's graphs (dot to SVG). chromium and a font: report.html opened in
-# a headless browser by its tests (tools/check_report_html.sh).
+# a headless browser by its tests (tools/check_report_html.sh). libxml2-utils: xmllint,
+# which checks the CI collector's test.xml against the JUnit schema (tools/ci_lint.sh).
 APT_PACKAGES=(bazel-bootstrap bazel-platforms bazel-rules-java libgtest-dev libgmock-dev
               libgflags-dev libgoogle-glog-dev nlohmann-json3-dev zip unzip clang libclang-rt-14-dev
-              graphviz chromium fonts-dejavu-core)
+              graphviz chromium fonts-dejavu-core libxml2-utils)
 
 log() { echo "[setup] $*" >&2; }
 die() { echo "[setup] ERROR: $*" >&2; exit 1; }

@@ -1,0 +1,194 @@
+"""Tests of collect_failed_artifacts.py on bazel-testlogs laid out as Bazel leaves them.
+
+Both layouts of a test's undeclared outputs: zipped into test.outputs/outputs.zip (Bazel
+before 8) and unzipped in test.outputs/ (Bazel 8's default). The failing report is the
+test.xml the example's failing demo wrote (testdata/failing_demo_test.xml, Bazel 4.2.3 and
+GoogleTest 1.12), its outputs a repro as the harness writes one. The collected test.xml is
+validated with xmllint against the JUnit schema Jenkins and GitLab read
+(third_party/junit_xsd/junit-10.xsd).
+
+  python3 collect_failed_artifacts_test.py [COLLECTOR XSD FIXTURE]
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARGS = sys.argv[1:4] if len(sys.argv) >= 4 else []
+COLLECTOR = ARGS[0] if ARGS else os.path.join(HERE, "collect_failed_artifacts.py")
+XSD = ARGS[1] if ARGS else os.path.join(HERE, "..", "..", "third_party", "junit_xsd", "junit-10.xsd")
+FIXTURE = ARGS[2] if ARGS else os.path.join(HERE, "testdata", "failing_demo_test.xml")
+CASE = "aoti/AotiModel.CompiledMatchesEager"
+
+SUMMARY = {
+    "reduced": True, "failure_class": "accuracy", "nodes_before": 9, "nodes_after": 1, "compiles": 2,
+    "culprit": "relu", "culprit_path": "relu", "culprit_text": "relu (aten.relu.default)",
+    "stage": {"ran": True, "stage": "lowering or codegen (the scalar code too)", "workaround_verified": True,
+              "workaround_what": "aten.relu.default called as an ATen kernel"},
+}
+
+PASSING = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="1" failures="0" disabled="0" errors="0" time="1.5" name="AllTests">
+  <testsuite name="AotiModel" tests="1" failures="0" disabled="0" skipped="0" errors="0" time="1.5">
+    <testcase name="CompiledMatchesEager" status="run" result="completed" time="1.5" classname="AotiModel"/>
+  </testsuite>
+</testsuites>
+"""
+
+# What Bazel writes for a test it killed at its timeout: no GoogleTest report, no properties.
+TIMED_OUT = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites>
+  <testsuite name="hang_test" tests="1" failures="0" errors="1">
+    <testcase name="hang_test" status="run" duration="300" time="300"><error message="Timed out"></error></testcase>
+    <system-out>Generated test.log</system-out>
+  </testsuite>
+</testsuites>
+"""
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def write_case(root):
+    """The harness's case and repro under `root` (the test's undeclared outputs)."""
+    repro = os.path.join(root, CASE, "repro")
+    os.makedirs(os.path.join(repro, "checkpoints"))
+    for name, text in (("report.html", "<html>report</html>"), ("repro.py", "print('repro')\n"),
+                       ("report.md", "# repro\n"), ("summary.json", json.dumps(SUMMARY))):
+        with open(os.path.join(repro, name), "w") as f:
+            f.write(text)
+    with open(os.path.join(root, CASE, "diagnosis.md"), "w") as f:
+        f.write("# diagnosis\n")
+
+
+def lay_out(testlogs, test, layout, xml_text=None, xml_file=FIXTURE):
+    d = os.path.join(testlogs, test)
+    os.makedirs(os.path.join(d, "test.outputs"))
+    if xml_text is None:
+        shutil.copy(xml_file, os.path.join(d, "test.xml"))
+    else:
+        with open(os.path.join(d, "test.xml"), "w") as f:
+            f.write(xml_text)
+    if layout == "unzipped":
+        write_case(os.path.join(d, "test.outputs"))
+    elif layout == "zipped":
+        staging = tempfile.mkdtemp()
+        write_case(staging)
+        with zipfile.ZipFile(os.path.join(d, "test.outputs", "outputs.zip"), "w") as z:
+            for dirpath, _, files in os.walk(staging):
+                for f in files:
+                    p = os.path.join(dirpath, f)
+                    z.write(p, os.path.relpath(p, staging))
+            z.writestr("../escaped.txt", "a zip entry that points outside")
+        shutil.rmtree(staging)
+    return d
+
+
+class Collector(unittest.TestCase):
+    def setUp(self):
+        self.work = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.work)
+        self.testlogs = os.path.join(self.work, "testlogs")
+        os.makedirs(self.testlogs)
+
+    def collect(self, *extra, env=None):
+        r = subprocess.run([sys.executable, COLLECTOR, "aoti_repros", "--testlogs", self.testlogs, *extra],
+                           cwd=self.work, capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
+        return r.stdout
+
+    def validate(self, xml_path):
+        r = subprocess.run(["xmllint", "--noout", "--schema", XSD, xml_path], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, f"{xml_path} is not valid JUnit: {r.stderr}")
+
+    def check_collected(self, name):
+        d = os.path.join(self.work, "aoti_repros", name)
+        self.validate(os.path.join(d, "test.xml"))
+        self.assertTrue(os.path.isfile(os.path.join(d, "test.bazel.xml")))
+        case = next(ET.parse(os.path.join(d, "test.xml")).getroot().iter("testcase"))
+        out = case.find("system-out").text
+        attachments = [line[len("[[ATTACHMENT|"):-2] for line in out.splitlines() if line.startswith("[[ATTACHMENT|")]
+        expected = [f"aoti_repros/{name}/outputs/{CASE}/repro/{f}" for f in ("report.html", "repro.py", "report.md")]
+        expected += [f"aoti_repros/{name}/outputs/{CASE}/repro", f"aoti_repros/{name}/outputs/{CASE}/diagnosis.md"]
+        self.assertEqual(attachments, expected)
+        for a in attachments:  # each resolves inside the uploaded directory, from where the job runs
+            self.assertTrue(os.path.exists(os.path.join(self.work, a)), a)
+        failure = case.find("failure")
+        first = failure.get("message").splitlines()[0]
+        self.assertEqual(first, "AOTI repro: accuracy, culprit relu (aten.relu.default), reduced from 9 to 1 nodes in 2 "
+                                "compiles; stage lowering or codegen (the scalar code too); verified workaround: "
+                                f"aten.relu.default called as an ATen kernel; open aoti_repros/{name}/outputs/{CASE}/repro/report.html")
+        self.assertIn("AOTI check failed (accuracy)", failure.text, "the test's own message is kept below")
+        self.assertIn("aoti_compiles: 2", out, "properties are kept in the case's output")
+        return d
+
+    def test_bazels_own_report_is_not_valid_junit_and_the_collected_one_is(self):
+        # The control: GoogleTest's attributes and per-case properties are outside the schema.
+        r = subprocess.run(["xmllint", "--noout", "--schema", XSD, FIXTURE], capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0, "the fixture validates as it is; the test would prove nothing")
+        lay_out(self.testlogs, "zipped_test", "zipped")
+        self.collect()
+        self.validate(os.path.join(self.work, "aoti_repros", "zipped_test", "test.xml"))
+
+    def test_both_layouts_collect_the_same(self):
+        lay_out(self.testlogs, "zipped_test", "zipped")
+        lay_out(self.testlogs, "unzipped_test", "unzipped")
+        lay_out(self.testlogs, "passing_test", "unzipped", xml_text=PASSING)
+        out = self.collect()
+        self.assertIn("collected the artifacts of 2 failed test(s)", out)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.work, "aoti_repros"))),
+                         ["summary.md", "unzipped_test", "zipped_test"])
+        for name in ("zipped_test", "unzipped_test"):
+            self.check_collected(name)
+        self.assertFalse(os.path.exists(os.path.join(self.work, "aoti_repros", "escaped.txt")))
+        self.assertFalse(os.path.exists(os.path.join(self.work, "escaped.txt")))
+
+    def test_the_summary_goes_to_the_artifact_and_the_job_page(self):
+        lay_out(self.testlogs, "models/mlp_test", "zipped")
+        step_summary = os.path.join(self.work, "step_summary.md")
+        with open(step_summary, "w") as f:
+            f.write("earlier steps\n")
+        self.collect(env=dict(os.environ, GITHUB_STEP_SUMMARY=step_summary))
+        md = read(os.path.join(self.work, "aoti_repros", "summary.md"))
+        self.assertIn("## AOTI: 1 failed test(s)", md)
+        row = [line for line in md.splitlines() if line.startswith("| models__mlp_test")]
+        self.assertEqual(row, ["| models__mlp_test `AotiModel.CompiledMatchesEager` | accuracy | relu (aten.relu.default) "
+                               "| lowering or codegen (the scalar code too) | aten.relu.default called as an ATen kernel "
+                               "| 9 → 1 | artifact `aoti-repro-models__mlp_test`: "
+                               f"`aoti_repros/models__mlp_test/outputs/{CASE}/repro/report.html` |"])
+        self.assertEqual(read(step_summary), "earlier steps\n" + md)
+
+    def test_a_test_bazel_ended_gets_every_repro_and_flaky_attempts_are_left_out(self):
+        lay_out(self.testlogs, "hang_test", "zipped", xml_text=TIMED_OUT)
+        lay_out(self.testlogs, "flaky_test/test_attempts/attempt_1", "zipped")
+        self.collect("--attachment-root", "/builds/team/models/aoti_repros")
+        d = os.path.join(self.work, "aoti_repros")
+        self.assertEqual(sorted(os.listdir(d)), ["hang_test", "summary.md"])
+        self.validate(os.path.join(d, "hang_test", "test.xml"))
+        case = next(ET.parse(os.path.join(d, "hang_test", "test.xml")).getroot().iter("testcase"))
+        self.assertIn(f"[[ATTACHMENT|/builds/team/models/aoti_repros/hang_test/outputs/{CASE}/repro/report.html]]",
+                      case.find("system-out").text)
+        self.assertTrue(case.find("error").get("message").startswith("AOTI repro: accuracy, culprit relu"))
+
+    def test_nothing_failed(self):
+        lay_out(self.testlogs, "passing_test", "unzipped", xml_text=PASSING)
+        self.assertIn("collected the artifacts of 0 failed test(s)", self.collect())
+        self.assertIn("Every test passed.", read(os.path.join(self.work, "aoti_repros", "summary.md")))
+
+    def test_a_wrong_testlogs_is_named(self):
+        r = subprocess.run([sys.executable, COLLECTOR, "out", "--testlogs", os.path.join(self.work, "nowhere")],
+                           cwd=self.work, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nowhere: no such directory", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]])
