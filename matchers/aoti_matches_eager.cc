@@ -123,7 +123,11 @@ std::string NamedByLabel(std::string message, const std::string& path, const std
     failure << "\n  Open: " << ForUser(directory) << "/ (" << (r.diagnosis_markdown.empty() ? "case.json" : "diagnosis.md")
             << (reducing ? "; repro/report.html once reduced)" : ")");
   } else {
-    failure << "\n  Open: (no case written: the test's outputs are written under bazel test only)";
+    const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+    failure << "\n  Open: (no case written: "
+            << (outputs && *outputs ? "it could not be written; the warning above says why"
+                                    : "cases are written under bazel test, to TEST_UNDECLARED_OUTPUTS_DIR")
+            << ")";
   }
   failure << "\n  --- details ---";
   if (!details.empty()) failure << "\n" << details;
