@@ -178,6 +178,17 @@ class Collector(unittest.TestCase):
                       case.find("system-out").text)
         self.assertTrue(case.find("error").get("message").startswith("AOTI repro: accuracy, culprit relu"))
 
+    def test_a_report_cut_short_is_collected_not_crashed_on(self):
+        lay_out(self.testlogs, "killed_test", "zipped", xml_text=PASSING[:200])
+        self.collect()
+        d = os.path.join(self.work, "aoti_repros", "killed_test")
+        self.validate(os.path.join(d, "test.xml"))
+        self.assertEqual(read(os.path.join(d, "test.bazel.xml")), PASSING[:200])
+        case = next(ET.parse(os.path.join(d, "test.xml")).getroot().iter("testcase"))
+        self.assertIn("cannot be read", case.find("error").get("message"))
+        self.assertIn(f"[[ATTACHMENT|aoti_repros/killed_test/outputs/{CASE}/repro/report.html]]",
+                      case.find("system-out").text)
+
     def test_nothing_failed(self):
         lay_out(self.testlogs, "passing_test", "unzipped", xml_text=PASSING)
         self.assertIn("collected the artifacts of 0 failed test(s)", self.collect())
