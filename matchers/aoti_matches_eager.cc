@@ -101,10 +101,11 @@ std::string NamedByLabel(std::string message, const std::string& path, const std
   // look. The details follow.
   const std::string message = NamedByLabel(r.message, package, r.package_name);
   const size_t eol = message.find('\n');
-  std::string headline = message.substr(0, eol);
-  if (headline.size() > 240) headline = headline.substr(0, 237) + "...";
-  std::string details = eol == std::string::npos ? "" : message.substr(eol + 1);
-  if (headline.size() < message.substr(0, eol).size()) details = message.substr(0, eol) + "\n" + details;
+  const std::string first = message.substr(0, eol);
+  // A first line too long for one screen is cut there, and given whole in the details.
+  const bool cut = first.size() > 240;
+  const std::string headline = cut ? first.substr(0, 237) + "..." : first;
+  const std::string details = (cut ? first + "\n" : "") + (eol == std::string::npos ? "" : message.substr(eol + 1));
   const bool reducing = ReducesOnFailure(failure_class);
   std::string culprit;
   if (reducing) {

@@ -126,7 +126,9 @@ void RecordReduction(const ReduceResult& r, const std::string& out, const std::s
   ::testing::Test::RecordProperty("aoti_nodes_after" + suffix, static_cast<int>(r.nodes_after));
   ::testing::Test::RecordProperty("aoti_compiles" + suffix, r.compiles);
   ::testing::Test::RecordProperty("aoti_repro" + suffix, InTestOutputs(out));
-  if (!r.culprit.empty() || !r.culprit_path.empty()) ::testing::Test::RecordProperty("aoti_culprit" + suffix, CulpritText(r));
+  if (const std::string culprit = CulpritText(r); !culprit.empty()) {
+    ::testing::Test::RecordProperty("aoti_culprit" + suffix, culprit);
+  }
   if (r.stage.ran) {
     ::testing::Test::RecordProperty("aoti_stage" + suffix, r.stage.stage);
     ::testing::Test::RecordProperty("aoti_workaround" + suffix, r.stage.workaround_verified

@@ -184,7 +184,7 @@ std::string CompileCache::DefaultDir(std::string* why) {
   // runs unsandboxed or was given --sandbox_writable_path.
   if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && pw->pw_dir[0] == '/') {
     const std::string home_cache = std::string(pw->pw_dir) + "/.cache/aoti_harness/compile_cache";
-    if (Writable(home_cache)) return *why = "the user's home (bazel test left HOME unset)", home_cache;
+    if (Writable(home_cache)) return *why = "the user's home (bazel test's HOME is unset or the test's own)", home_cache;
   }
   // Else a directory of this user's own under /tmp, which Bazel's sandbox leaves writable
   // (up to Bazel 6; from Bazel 7 the sandbox gives each test a /tmp of its own).

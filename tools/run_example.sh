@@ -56,11 +56,12 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 zip="$testlogs/failing_demo_test/test.outputs/outputs.zip"
 xml="$testlogs/failing_demo_test/test.xml"
 echo "  the failure's first three lines (test.log):"
-grep -A3 -m1 "^AOTI check failed" "$testlogs/failing_demo_test/test.log" | sed 's/^/  | /'
-grep -A3 -m1 "^AOTI check failed" "$testlogs/failing_demo_test/test.log" | sed -n 2p | grep -q "^  Culprit: found by the reduction" ||
+first_lines="$(grep -A3 -m1 "^AOTI check failed" "$testlogs/failing_demo_test/test.log" || true)"
+sed 's/^/  | /' <<<"$first_lines"
+sed -n 2p <<<"$first_lines" | grep -q "^  Culprit: found by the reduction" ||
   fail "the failure's second line is not its culprit"
-grep -A3 -m1 "^AOTI check failed" "$testlogs/failing_demo_test/test.log" | sed -n 3p |
-  grep -q "^  Open: bazel-testlogs/failing_demo_test/test.outputs/aoti/" || fail "the failure's third line is not where to look"
+sed -n 3p <<<"$first_lines" | grep -q "^  Open: bazel-testlogs/failing_demo_test/test.outputs/aoti/" ||
+  fail "the failure's third line is not where to look"
 echo "  and the reduction's, closing the test's log:"
 grep -A1 -m1 "AotiModel.CompiledMatchesEager: accuracy, culprit" "$testlogs/failing_demo_test/test.log" | sed 's/^/  | /'
 grep -q "AotiModel.CompiledMatchesEager: accuracy, culprit relu (aten.relu.default)" "$testlogs/failing_demo_test/test.log" ||

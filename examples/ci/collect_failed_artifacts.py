@@ -112,6 +112,11 @@ def case_properties(case):
     return props
 
 
+def in_outputs(value):
+    """A property's path under the test's outputs; older harnesses wrote "outputs.zip:<path>"."""
+    return value[len("outputs.zip:"):] if value.startswith("outputs.zip:") else value
+
+
 def reductions(props, outputs):
     """The case's repros: (suffix, repro directory relative to the outputs) from aoti_repro,
     aoti_repro_2, ...; a property that says 'not reduced: ...' or 'the reduction failed'
@@ -120,11 +125,11 @@ def reductions(props, outputs):
     for name, value in props.items():
         if name == "aoti_repro" or (name.startswith("aoti_repro_") and name[len("aoti_repro_"):].isdigit()):
             suffix = name[len("aoti_repro"):]
-            rel = value[len("outputs.zip:"):] if value.startswith("outputs.zip:") else value
+            rel = in_outputs(value)
             if outputs and os.path.isdir(os.path.join(outputs, rel)):
                 found.append((suffix, rel))
             elif props.get("aoti_case" + suffix):
-                case_rel = props["aoti_case" + suffix]
+                case_rel = in_outputs(props["aoti_case" + suffix])
                 if outputs and os.path.isdir(os.path.join(outputs, case_rel, "repro")):
                     found.append((suffix, case_rel + "/repro"))
     return sorted(found)
@@ -253,9 +258,7 @@ def collect_one(xml_path, test_dir, name, dest, attachment_root, rows, artifact)
             files.append(where)
             rows.append({"test": name, "case": f"{c.get('classname', '')}.{c.get('name', '')}".strip("."),
                          "summary": s, "where": where, "artifact": artifact})
-        case_rel = props.get("aoti_case", "")
-        if case_rel.startswith("outputs.zip:"):
-            case_rel = case_rel[len("outputs.zip:"):]
+        case_rel = in_outputs(props.get("aoti_case", ""))
         if case_rel and outputs and os.path.isfile(os.path.join(outputs, case_rel, "diagnosis.md")):
             files.append(f"{attachment_root}/{name}/outputs/{case_rel}/diagnosis.md")
         if case_rel and not found:
@@ -265,7 +268,8 @@ def collect_one(xml_path, test_dir, name, dest, attachment_root, rows, artifact)
         attachments[id(c)] = files
         headlines[id(c)] = lines
     tree = ET.ElementTree(normalized(root, attachments, headlines))
-    ET.indent(tree) if hasattr(ET, "indent") else None
+    if hasattr(ET, "indent"):  # Python 3.9 and later
+        ET.indent(tree)
     tree.write(os.path.join(target, "test.xml"), encoding="UTF-8", xml_declaration=True)
     return sorted(os.listdir(target))
 
