@@ -110,11 +110,14 @@ std::string NamedByLabel(std::string message, const std::string& path, const std
   std::string culprit;
   if (reducing) {
     culprit = "found by the reduction when this test ends; its summary closes this test's log (test.xml: aoti_culprit)";
-  } else if (IsCompilerFailure(failure_class)) {
-    culprit = "not reduced; run the test again with --test_env=DUMP_AOTI_MINIFIER=1 to find it";
   } else {
-    culprit = "none to reduce (" + failure_class + " is not the compiler's failure)" +
-              (r.diagnoses.empty() ? std::string() : "; diagnosis " + r.diagnoses.front().id);
+    // Why no reduction follows, for the message and for the CI page (test.xml).
+    const std::string why = IsCompilerFailure(failure_class)
+                                ? "run the test again with --test_env=DUMP_AOTI_MINIFIER=1 to find it"
+                                : "none to reduce (" + failure_class + " is not the compiler's failure)";
+    ::testing::Test::RecordProperty("aoti_not_reduced", why);
+    culprit = IsCompilerFailure(failure_class) ? "not reduced; " + why : why;
+    if (!r.diagnoses.empty() && !IsCompilerFailure(failure_class)) culprit += "; diagnosis " + r.diagnoses.front().id;
   }
   ::testing::AssertionResult failure = ::testing::AssertionFailure();
   failure << "AOTI check failed (" << failure_class << "): " << headline;

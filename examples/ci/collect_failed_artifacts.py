@@ -257,14 +257,19 @@ def collect_one(xml_path, test_dir, name, dest, attachment_root, rows, artifact)
                     files.append(f"{where}/{f}")
             files.append(where)
             rows.append({"test": name, "case": f"{c.get('classname', '')}.{c.get('name', '')}".strip("."),
-                         "summary": s, "where": where, "artifact": artifact})
+                         "summary": s, "file": f"{where}/report.html", "artifact": artifact})
         case_rel = in_outputs(props.get("aoti_case", ""))
-        if case_rel and outputs and os.path.isfile(os.path.join(outputs, case_rel, "diagnosis.md")):
+        has_diagnosis = bool(case_rel and outputs and os.path.isfile(os.path.join(outputs, case_rel, "diagnosis.md")))
+        if has_diagnosis:
             files.append(f"{attachment_root}/{name}/outputs/{case_rel}/diagnosis.md")
         if case_rel and not found:
+            # No repro: the case itself, its diagnosis where the harness wrote one, and why
+            # nothing was reduced as the harness said it (aoti_not_reduced).
+            case_where = f"{attachment_root}/{name}/outputs/{case_rel}"
             rows.append({"test": name, "case": f"{c.get('classname', '')}.{c.get('name', '')}".strip("."),
-                         "summary": {}, "where": f"{attachment_root}/{name}/outputs/{case_rel}",
-                         "artifact": artifact, "failure_class": props.get("aoti_failure_class", "")})
+                         "summary": {}, "file": case_where + ("/diagnosis.md" if has_diagnosis else ""),
+                         "artifact": artifact, "failure_class": props.get("aoti_failure_class", ""),
+                         "not_reduced": props.get("aoti_not_reduced", "run with DUMP_AOTI_MINIFIER=1")})
         attachments[id(c)] = files
         headlines[id(c)] = lines
     tree = ET.ElementTree(normalized(root, attachments, headlines))
@@ -293,7 +298,7 @@ def summary_markdown(rows, failed_tests, dest):
         elif s:
             culprit, nodes = "not reduced: " + s.get("not_reproduced", "")[:120], ""
         else:
-            culprit, nodes = "not reduced (run with DUMP_AOTI_MINIFIER=1)", ""
+            culprit, nodes = "not reduced: " + r["not_reduced"], ""
         lines.append("| " + " | ".join(md_cell(x) for x in (
             f"{r['test']} `{r['case']}`",
             s.get("failure_class") or r.get("failure_class", ""),
@@ -301,7 +306,7 @@ def summary_markdown(rows, failed_tests, dest):
             stage.get("stage", "") if stage.get("ran") else "",
             stage.get("workaround_what", "") if stage.get("workaround_verified") else "",
             nodes,
-            f"artifact `{r['artifact']}`: `{r['where']}/report.html`")) + " |")
+            f"artifact `{r['artifact']}`: `{r['file']}`")) + " |")
     without = sorted(set(failed_tests) - {r["test"] for r in rows})
     for t in without:
         lines.append(f"| {md_cell(t)} | (no AOTI case: not an AOTI check's failure) | | | | | `{dest}/{t}/test.xml` |")

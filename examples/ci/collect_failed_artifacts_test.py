@@ -41,6 +41,22 @@ PASSING = """<?xml version="1.0" encoding="UTF-8"?>
 </testsuites>
 """
 
+# A random model's check: a verdict nothing reduces, said by the harness (aoti_not_reduced).
+RANDOM = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="1" failures="1" disabled="0" errors="0" time="2.0" name="AllTests">
+  <testsuite name="AotiModel" tests="1" failures="1" disabled="0" skipped="0" errors="0" time="2.0">
+    <testcase name="CompiledMatchesEager" status="run" result="completed" time="2.0" classname="AotiModel">
+      <failure message="AOTI check failed (nondeterministic): the model is random"><![CDATA[AOTI check failed]]></failure>
+      <properties>
+        <property name="aoti_failure_class" value="nondeterministic"/>
+        <property name="aoti_not_reduced" value="none to reduce (nondeterministic is not the compiler's failure)"/>
+        <property name="aoti_case" value="aoti/AotiModel.CompiledMatchesEager"/>
+      </properties>
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
+
 # What Bazel writes for a test it killed at its timeout: no GoogleTest report, no properties.
 TIMED_OUT = """<?xml version="1.0" encoding="UTF-8"?>
 <testsuites>
@@ -57,19 +73,22 @@ def read(path):
         return f.read()
 
 
-def write_case(root):
-    """The harness's case and repro under `root` (the test's undeclared outputs)."""
-    repro = os.path.join(root, CASE, "repro")
-    os.makedirs(os.path.join(repro, "checkpoints"))
-    for name, text in (("report.html", "<html>report</html>"), ("repro.py", "print('repro')\n"),
-                       ("report.md", "# repro\n"), ("summary.json", json.dumps(SUMMARY))):
-        with open(os.path.join(repro, name), "w") as f:
-            f.write(text)
+def write_case(root, repro=True):
+    """The harness's case and (unless `repro` is False) its repro under `root` (the test's
+    undeclared outputs)."""
+    os.makedirs(os.path.join(root, CASE))
+    if repro:
+        repro_dir = os.path.join(root, CASE, "repro")
+        os.makedirs(os.path.join(repro_dir, "checkpoints"))
+        for name, text in (("report.html", "<html>report</html>"), ("repro.py", "print('repro')\n"),
+                           ("report.md", "# repro\n"), ("summary.json", json.dumps(SUMMARY))):
+            with open(os.path.join(repro_dir, name), "w") as f:
+                f.write(text)
     with open(os.path.join(root, CASE, "diagnosis.md"), "w") as f:
         f.write("# diagnosis\n")
 
 
-def lay_out(testlogs, test, layout, xml_text=None, xml_file=FIXTURE):
+def lay_out(testlogs, test, layout, xml_text=None, xml_file=FIXTURE, repro=True):
     d = os.path.join(testlogs, test)
     os.makedirs(os.path.join(d, "test.outputs"))
     if xml_text is None:
@@ -78,10 +97,10 @@ def lay_out(testlogs, test, layout, xml_text=None, xml_file=FIXTURE):
         with open(os.path.join(d, "test.xml"), "w") as f:
             f.write(xml_text)
     if layout == "unzipped":
-        write_case(os.path.join(d, "test.outputs"))
+        write_case(os.path.join(d, "test.outputs"), repro)
     elif layout == "zipped":
         staging = tempfile.mkdtemp()
-        write_case(staging)
+        write_case(staging, repro)
         with zipfile.ZipFile(os.path.join(d, "test.outputs", "outputs.zip"), "w") as z:
             for dirpath, _, files in os.walk(staging):
                 for f in files:
@@ -188,6 +207,17 @@ class Collector(unittest.TestCase):
         self.assertIn("cannot be read", case.find("error").get("message"))
         self.assertIn(f"[[ATTACHMENT|aoti_repros/killed_test/outputs/{CASE}/repro/report.html]]",
                       case.find("system-out").text)
+
+    def test_a_verdict_nothing_reduces_says_why_and_links_its_diagnosis(self):
+        lay_out(self.testlogs, "noise_test", "zipped", xml_text=RANDOM, repro=False)
+        self.collect()
+        d = os.path.join(self.work, "aoti_repros")
+        self.validate(os.path.join(d, "noise_test", "test.xml"))
+        row = [line for line in read(os.path.join(d, "summary.md")).splitlines() if line.startswith("| noise_test")]
+        self.assertEqual(row, ["| noise_test `AotiModel.CompiledMatchesEager` | nondeterministic | not reduced: none to "
+                               "reduce (nondeterministic is not the compiler's failure) |  |  |  | artifact "
+                               f"`aoti-repro-noise_test`: `aoti_repros/noise_test/outputs/{CASE}/diagnosis.md` |"])
+        self.assertTrue(os.path.isfile(os.path.join(d, "noise_test", "outputs", CASE, "diagnosis.md")))
 
     def test_nothing_failed(self):
         lay_out(self.testlogs, "passing_test", "unzipped", xml_text=PASSING)
