@@ -5,9 +5,9 @@
 #include <iostream>
 #include <string>
 
-#include "harness/errors.h"
-#include "harness/interpreter.h"
-#include "harness/pt2_archive.h"
+#include "harness/util/errors.h"
+#include "harness/program/interpreter.h"
+#include "harness/archive/pt2_archive.h"
 
 int main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;

@@ -12,10 +12,10 @@
 #include <map>
 #include <string>
 
-#include "harness/errors.h"
-#include "harness/interpreter.h"
-#include "harness/program_state.h"
-#include "harness/pt2_archive.h"
+#include "harness/util/errors.h"
+#include "harness/program/interpreter.h"
+#include "harness/program/program_state.h"
+#include "harness/archive/pt2_archive.h"
 #include "reducer/graph_edit.h"
 
 namespace {

@@ -19,7 +19,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/bazel_env.sh"
 cd "$AOTI_ROOT"
-bazel_cmd build //reducer:aoti_reduce //harness:aoti_runner //testdata/custom_ops:test_ops_for_python.so >/dev/null
+bazel_cmd build //plugin:aoti_reduce //harness/runner:aoti_runner //testdata/custom_ops:test_ops_for_python.so >/dev/null
 bin="$(bazel info bazel-bin 2>/dev/null)"
 # Which report: the subset's, some programs', or the whole benchmark's (options such as
 # --timeout N pass through to bench.py and choose nothing).

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/errors.h"
+#include "harness/util/errors.h"
 
 namespace aoti {
 

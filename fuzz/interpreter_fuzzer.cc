@@ -12,9 +12,9 @@
 #include <ATen/ATen.h>
 
 #include "fuzz/fuzz_util.h"
-#include "harness/interpreter.h"
-#include "harness/program.h"
-#include "harness/program_state.h"
+#include "harness/program/interpreter.h"
+#include "harness/program/program.h"
+#include "harness/program/program_state.h"
 
 namespace {
 

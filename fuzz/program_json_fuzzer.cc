@@ -1,7 +1,7 @@
 // The program JSON parser (models/<name>.json of a torch.export archive).
 #include "fuzz/fuzz_util.h"
-#include "harness/program.h"
-#include "harness/program_signature.h"
+#include "harness/program/program.h"
+#include "harness/program/program_signature.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text = aoti::AsString(data, size);

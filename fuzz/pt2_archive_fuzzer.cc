@@ -6,9 +6,9 @@
 #include <string>
 
 #include "fuzz/fuzz_util.h"
-#include "harness/program.h"
-#include "harness/program_state.h"
-#include "harness/pt2_archive.h"
+#include "harness/program/program.h"
+#include "harness/program/program_state.h"
+#include "harness/archive/pt2_archive.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The reader takes a path: an in-memory file, no disk.

@@ -2,7 +2,7 @@
 #include <ATen/ATen.h>
 
 #include "fuzz/fuzz_util.h"
-#include "harness/tensor_io.h"
+#include "harness/archive/tensor_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input = aoti::AsString(data, size);

@@ -5,17 +5,24 @@
 
 #include <algorithm>
 
-#include "plugin/check_flags.h"
-#include "harness/failure_class.h"
-#include "harness/errors.h"
-#include "harness/failing_case.h"
-#include "plugin/flags.h"
-#include "harness/pt2_archive.h"
-#include "harness/triage.h"
-#include "harness/strings.h"
+#include "harness/util/failure_class.h"
+#include "harness/util/errors.h"
+#include "harness/case/failing_case.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/triage/triage.h"
+#include "harness/util/strings.h"
 
 namespace aoti {
 namespace {
+
+MatcherDefaults& Defaults() {
+  static MatcherDefaults* defaults = new MatcherDefaults;
+  return *defaults;
+}
+
+bool ReducesOnFailure(const std::string& failure_class) {
+  return Defaults().reduces_on_failure && Defaults().reduces_on_failure(failure_class);
+}
 
 std::string CurrentTestName() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -149,10 +156,10 @@ std::string NamedByLabel(std::string message, const std::string& path, const std
 
 namespace {
 
-::testing::AssertionResult WithFlagOptions(const std::string& package, const std::vector<at::Tensor>* inputs) {
+::testing::AssertionResult WithDefaultOptions(const std::string& package, const std::vector<at::Tensor>* inputs) {
   CheckOptions options;
   try {
-    options = CheckOptionsFromFlags();
+    if (Defaults().options) options = Defaults().options();
   } catch (const HarnessError& e) {
     return ::testing::AssertionFailure() << "AOTI check not run: " << e.what();
   }
@@ -161,28 +168,34 @@ namespace {
 
 }  // namespace
 
+void SetMatcherDefaults(MatcherDefaults defaults) { Defaults() = std::move(defaults); }
+
 std::string PackageUnderTest() {
-  if (FLAGS_aoti_package.empty() && !FLAGS_aoti_packages.empty()) {
-    throw HarnessError("no package under test without a key: this test names its packages by key (--aoti_packages=" +
-                       FLAGS_aoti_packages + "); use aoti::PackageUnderTest(\"KEY\")");
+  const MatcherDefaults& d = Defaults();
+  if (d.package.empty() && !d.packages.empty()) {
+    std::string listed;
+    for (const auto& entry : d.packages) listed += (listed.empty() ? "" : ",") + entry;
+    throw HarnessError("no package under test without a key: this test names its packages by key (" +
+                       d.packages_given_by + "=" + listed + "); use aoti::PackageUnderTest(\"KEY\")");
   }
-  if (FLAGS_aoti_package.empty()) {
-    throw HarnessError("no package under test: --aoti_package is empty (aoti_model_test sets it from its `package` "
-                       "attribute; a binary run by hand needs --aoti_package=PATH.pt2)");
+  if (d.package.empty()) {
+    throw HarnessError("no package under test: " + d.package_given_by +
+                       " is empty (aoti_model_test sets it from its `package` attribute; a binary run by hand "
+                       "needs --aoti_package=PATH.pt2, one with a main of its own aoti::SetMatcherDefaults)");
   }
-  return FLAGS_aoti_package;
+  return d.package;
 }
 
 namespace {
 
-// The --aoti_packages entries, KEY=PATH, in order; a malformed entry is a HarnessError.
+// The packages by key, KEY=PATH, in order; a malformed entry is a HarnessError.
 std::vector<std::pair<std::string, std::string>> KeyedPackages() {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& entry : SplitFlagList(FLAGS_aoti_packages)) {
+  for (const auto& entry : Defaults().packages) {
     const size_t eq = entry.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {
-      throw HarnessError("--aoti_packages: '" + entry + "' is not KEY=PATH (aoti_model_test writes it from its "
-                         "`packages` attribute)");
+      throw HarnessError(Defaults().packages_given_by + ": '" + entry +
+                         "' is not KEY=PATH (aoti_model_test writes it from its `packages` attribute)");
     }
     out.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
   }
@@ -214,11 +227,11 @@ std::vector<at::Tensor> SampleInputs(const std::string& package) {
 }
 
 ::testing::AssertionResult AotiMatchesEager(const std::string& package) {
-  return WithFlagOptions(package, nullptr);
+  return WithDefaultOptions(package, nullptr);
 }
 
 ::testing::AssertionResult AotiMatchesEager(const std::string& package, const std::vector<at::Tensor>& inputs) {
-  return WithFlagOptions(package, &inputs);
+  return WithDefaultOptions(package, &inputs);
 }
 
 ::testing::AssertionResult AotiMatchesEager(const std::string& package, const std::vector<at::Tensor>& inputs,

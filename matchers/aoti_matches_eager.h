@@ -11,20 +11,41 @@
 // PackageUnderTest("small").
 //
 // The check itself (preflight, compiled run, eager, float64, verdict) is the
-// gtest-free library harness/check.h; this header adapts it to gtest. On a failure the
+// gtest-free library harness/check/check.h; this header adapts it to gtest. On a failure the
 // case (program, inputs, options, outcome) is recorded for the listener and the reducer
-// (harness/failing_case.h), and the test.xml gets the failure class and the case path.
+// (harness/case/failing_case.h), and the test.xml gets the failure class and the case path.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <gtest/gtest.h>
 
-#include "harness/check.h"
+#include "harness/check/check.h"
 
 namespace aoti {
+
+// MatcherDefaults: what the matchers take from the test binary: the package under test,
+// the packages by key, and the options of a check that gives none. The harness' test main
+// (//plugin:model_test_main, which every aoti_model_test runs) sets them from the --aoti_*
+// flags; a test binary with a main of its own, and no gflags, calls SetMatcherDefaults
+// before its tests run. This library reads no flag.
+struct MatcherDefaults {
+  std::string package;                    // PackageUnderTest(); empty: none
+  std::vector<std::string> packages;      // PackageUnderTest(key): "KEY=PATH" entries, in order
+  std::function<CheckOptions()> options;  // unset: CheckOptions{}; may throw HarnessError
+  // Whether a failure of this class will be reduced when the test ends (the message then
+  // says so, instead of how to reduce it); unset: none is.
+  std::function<bool(const std::string& failure_class)> reduces_on_failure;
+  // Where the package and the packages were given, for the errors that name them.
+  std::string package_given_by = "MatcherDefaults::package";
+  std::string packages_given_by = "MatcherDefaults::packages";
+};
+
+// SetMatcherDefaults: replaces the defaults (not thread-safe: call it before tests run).
+void SetMatcherDefaults(MatcherDefaults defaults);
 
 // PackageUnderTest: the .pt2 an aoti_model_test was given (--aoti_package). Throws
 // HarnessError, naming the flag, when there is none (a plain cc_test, or a binary run by

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "harness/tensor_io.h"
+#include "harness/archive/tensor_io.h"
 
 namespace aoti {
 namespace {

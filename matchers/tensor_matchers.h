@@ -14,7 +14,7 @@
 #include <ATen/core/Tensor.h>
 #include <gmock/gmock.h>
 
-#include "harness/accuracy_rule.h"
+#include "harness/check/accuracy_rule.h"
 
 namespace aoti {
 
@@ -53,7 +53,7 @@ inline ::testing::Matcher<const at::Tensor&> TensorNear(at::Tensor expected, dou
 }
 
 // MatchesEagerWithFp64Reference: the compiled tensor passes the accuracy rule
-// (harness/accuracy_rule.h) against eager, judged by the float64 reference.
+// (harness/check/accuracy_rule.h) against eager, judged by the float64 reference.
 inline ::testing::Matcher<const at::Tensor&> MatchesEagerWithFp64Reference(
     at::Tensor eager, at::Tensor fp64, AccuracyOptions options = {}) {
   return MatchesEagerWithFp64ReferenceMatcher(std::move(eager), std::move(fp64), options);

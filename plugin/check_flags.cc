@@ -7,11 +7,11 @@
 
 #include <gflags/gflags.h>
 
-#include "harness/deadline.h"
-#include "harness/errors.h"
+#include "harness/util/deadline.h"
+#include "harness/util/errors.h"
 #include "plugin/flags.h"
-#include "harness/tensor_bundle.h"
-#include "harness/strings.h"
+#include "harness/archive/tensor_bundle.h"
+#include "harness/util/strings.h"
 
 namespace aoti {
 namespace {

@@ -1,8 +1,8 @@
-// The edge where the --aoti_* flags become CheckOptions (harness/check_options.h). The
+// The edge where the --aoti_* flags become CheckOptions (harness/check/check_options.h). The
 // core (the check, the reducer) takes the options as a value and reads no flag.
 #pragma once
 
-#include "harness/check_options.h"
+#include "harness/check/check_options.h"
 
 namespace aoti {
 

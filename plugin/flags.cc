@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "harness/failure_class.h"
+#include "harness/util/failure_class.h"
 
 namespace {
 
@@ -15,7 +15,7 @@ std::string EnvOr(const char* name, const char* fallback) {
 
 // The default timeout: a quarter of Bazel's TEST_TIMEOUT when set (75 s at the default
 // size), so that a hang is reported with most of the test's time left to reduce it, else
-// 300 s. Every run is also capped at the test's deadline (harness/deadline.h).
+// 300 s. Every run is also capped at the test's deadline (harness/util/deadline.h).
 double DefaultTimeout() {
   const char* t = std::getenv("TEST_TIMEOUT");
   const double bazel = t && *t ? std::atof(t) : 0;
@@ -152,8 +152,8 @@ bool ReducesOnFailure(const std::string& failure_class) {
   // Not the compiler's failures, or ones no rule can judge: nothing to reduce.
   if (!IsCompilerFailure(failure_class)) return false;
   switch (FLAGS_aoti_repro_level) {
-    case 1: return failure_class == "compile error";
-    case 4: return failure_class == "accuracy";
+    case 1: return Is(failure_class, FailureClass::kCompileError);
+    case 4: return Is(failure_class, FailureClass::kAccuracy);
     default: return true;
   }
 }

@@ -5,7 +5,7 @@
 // A package with dynamic dimensions is checked across their ranges too: one test per shape
 // (AotiModelShapes.min, .max, .distinct, and the team's own from --aoti_shapes; prefixed by
 // the package's key), each with its own name in test.xml and its own case, so a failure at
-// one shape is reduced at that shape (harness/dynamic_shapes.h).
+// one shape is reduced at that shape (harness/program/dynamic_shapes.h).
 #include <iostream>
 #include <string>
 #include <utility>
@@ -14,11 +14,11 @@
 #include <gtest/gtest.h>
 
 #include "plugin/check_flags.h"
-#include "harness/dynamic_shapes.h"
-#include "harness/errors.h"
+#include "harness/program/dynamic_shapes.h"
+#include "harness/util/errors.h"
 #include "plugin/flags.h"
-#include "harness/program.h"
-#include "harness/pt2_archive.h"
+#include "harness/program/program.h"
+#include "harness/archive/pt2_archive.h"
 #include "plugin/test_hooks.h"
 #include "matchers/aoti_matches_eager.h"
 

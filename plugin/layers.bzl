@@ -1,6 +1,6 @@
 """core_layer_test: every library of the calling package links no gtest and reads no gflags."""
 
-def core_layer_test(name, exclude = []):
+def core_layer_test(name, exclude = [], forbidden = "gtest,gflags"):
     """Checks the symbols of every non-testonly cc_library with sources in this package.
 
     Call it last in a BUILD file: it lists the libraries declared above it, so a library
@@ -9,6 +9,7 @@ def core_layer_test(name, exclude = []):
     Args:
       name: the sh_test's name.
       exclude: library names left out (none in the core today).
+      forbidden: what the libraries must not link (comma-separated: gtest, gflags).
     """
     libraries = []
     for rule in native.existing_rules().values():
@@ -27,6 +28,6 @@ def core_layer_test(name, exclude = []):
         name = name,
         size = "small",
         srcs = [Label("//plugin:layer_symbols_test.sh")],
-        args = ["gtest,gflags", "$(rootpaths :%s_libraries)" % name],
+        args = [forbidden, "$(rootpaths :%s_libraries)" % name],
         data = [":" + name + "_libraries"],
     )

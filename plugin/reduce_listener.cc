@@ -8,14 +8,14 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
-#include "harness/deadline.h"
-#include "harness/failing_case.h"
+#include "harness/util/deadline.h"
+#include "harness/case/failing_case.h"
 #include "plugin/compile_cache_flags.h"
 #include "plugin/flags.h"
-#include "harness/tensor_bundle.h"
-#include "harness/temp_dir.h"
+#include "harness/archive/tensor_bundle.h"
+#include "harness/util/temp_dir.h"
 #include "plugin/test_hooks.h"
-#include "harness/check.h"
+#include "harness/check/check.h"
 #include "reducer/artifacts.h"
 #include "reducer/progress.h"
 #include "reducer/reducer.h"

@@ -16,17 +16,17 @@
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/case_file.h"
-#include "harness/errors.h"
-#include "harness/subprocess.h"
-#include "harness/pt2_archive.h"
-#include "harness/tensor_bundle.h"
-#include "harness/tensor_io.h"
-#include "harness/temp_dir.h"
+#include "harness/case/case_file.h"
+#include "harness/util/errors.h"
+#include "harness/util/subprocess.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/archive/tensor_bundle.h"
+#include "harness/archive/tensor_io.h"
+#include "harness/util/temp_dir.h"
 #include "reducer/graph_edit.h"
 #include "reducer/source_text.h"
 #include "reducer/report_html.h"
-#include "harness/triage.h"
+#include "harness/triage/triage.h"
 
 namespace aoti {
 namespace {
@@ -106,7 +106,7 @@ std::string ReproPy(const ReduceResult& r, const std::string& options_json, cons
     << "# The device the program, its weights and its inputs are on (the compiled model's).\n"
     << "DEVICE = " << Py(device) << "\n"
     << "# The accuracy modes as the check options spell them, and the harness's bound of a\n"
-    << "# reliable float64 reference (harness/accuracy_rule.h).\n"
+    << "# reliable float64 reference (harness/check/accuracy_rule.h).\n"
     << "FP64, STRICT, ASSERT_CLOSE = " << Py(AccuracyModeName(AccuracyMode::kFp64Rmse)) << ", "
     << Py(AccuracyModeName(AccuracyMode::kStrict)) << ", " << Py(AccuracyModeName(AccuracyMode::kAssertClose)) << "\n"
     << "UNRELIABLE_REFERENCE = " << kUnreliableReference << "\n"

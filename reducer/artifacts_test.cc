@@ -15,9 +15,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/errors.h"
-#include "harness/program.h"
-#include "harness/pt2_archive.h"
+#include "harness/util/errors.h"
+#include "harness/program/program.h"
+#include "harness/archive/pt2_archive.h"
 
 namespace aoti {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "harness/errors.h"
+#include "harness/util/errors.h"
 #include "reducer/graph_edit.h"
 
 namespace aoti {

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/program.h"
+#include "harness/program/program.h"
 
 namespace aoti {
 

@@ -10,9 +10,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/interpreter.h"
-#include "harness/program_state.h"
-#include "harness/pt2_archive.h"
+#include "harness/program/interpreter.h"
+#include "harness/program/program_state.h"
+#include "harness/archive/pt2_archive.h"
 #include "reducer/candidate_archive.h"
 #include "reducer/graph_edit.h"
 

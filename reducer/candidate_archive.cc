@@ -11,11 +11,11 @@
 #include <c10/util/Exception.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/errors.h"
-#include "harness/package_manifest.h"
-#include "harness/program_signature.h"
-#include "harness/tensor_io.h"
-#include "harness/strings.h"
+#include "harness/util/errors.h"
+#include "harness/archive/package_manifest.h"
+#include "harness/program/program_signature.h"
+#include "harness/archive/tensor_io.h"
+#include "harness/util/strings.h"
 
 namespace aoti {
 namespace {

@@ -16,8 +16,8 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "harness/program.h"
-#include "harness/pt2_archive.h"
+#include "harness/program/program.h"
+#include "harness/archive/pt2_archive.h"
 
 namespace aoti {
 

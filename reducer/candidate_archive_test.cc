@@ -12,10 +12,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/program.h"
-#include "harness/program_state.h"
-#include "harness/pt2_archive.h"
-#include "harness/tensor_io.h"
+#include "harness/program/program.h"
+#include "harness/program/program_state.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/archive/tensor_io.h"
 #include "reducer/graph_edit.h"
 
 DEFINE_string(package, "", "A compiled package (testdata:mlp).");

@@ -16,11 +16,11 @@
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/errors.h"
-#include "harness/logging.h"
-#include "harness/strings.h"
-#include "harness/subprocess.h"
-#include "harness/tensor_bundle.h"
+#include "harness/util/errors.h"
+#include "harness/util/logging.h"
+#include "harness/util/strings.h"
+#include "harness/util/subprocess.h"
+#include "harness/archive/tensor_bundle.h"
 
 namespace aoti {
 namespace fs = std::filesystem;

@@ -23,9 +23,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "harness/errors.h"
-#include "harness/subprocess.h"
-#include "harness/tensor_bundle.h"
+#include "harness/util/errors.h"
+#include "harness/util/subprocess.h"
+#include "harness/archive/tensor_bundle.h"
 
 DEFINE_string(remote_client_python, "", "a Python with grpcio");
 DEFINE_string(remote_client_script, "", "tools/remote_compile_cache.py");

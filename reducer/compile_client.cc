@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "harness/errors.h"
+#include "harness/util/errors.h"
 
 namespace aoti {
 namespace {

@@ -2,7 +2,7 @@
 // (torch is imported once per server), sends one JSON line per compile, enforces a
 // per-compile timeout, restarts a server that died or hung, and never leaves it running
 // after the client goes away (its own process group, killed with its parent). The server
-// gets an explicit environment (harness/subprocess.h) without PyTorch's debug variables.
+// gets an explicit environment (harness/util/subprocess.h) without PyTorch's debug variables.
 #pragma once
 
 #include <memory>
@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/deadline.h"
-#include "harness/subprocess.h"
-#include "harness/temp_dir.h"
+#include "harness/util/deadline.h"
+#include "harness/util/subprocess.h"
+#include "harness/util/temp_dir.h"
 
 namespace aoti {
 

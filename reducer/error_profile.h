@@ -13,7 +13,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "harness/check.h"
+#include "harness/check/check.h"
 
 namespace aoti {
 

@@ -3,9 +3,9 @@
 #include <functional>
 #include <map>
 
-#include "harness/errors.h"
-#include "harness/interpreter.h"
-#include "harness/sym_expr.h"
+#include "harness/util/errors.h"
+#include "harness/program/interpreter.h"
+#include "harness/program/sym_expr.h"
 
 namespace aoti {
 namespace {

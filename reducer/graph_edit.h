@@ -20,8 +20,8 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "harness/errors.h"
-#include "harness/program.h"
+#include "harness/util/errors.h"
+#include "harness/program/program.h"
 
 namespace aoti {
 

@@ -9,10 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/interpreter.h"
-#include "harness/program_state.h"
-#include "harness/pt2_archive.h"
-#include "harness/temp_dir.h"
+#include "harness/program/interpreter.h"
+#include "harness/program/program_state.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/util/temp_dir.h"
 #include "reducer/artifacts.h"
 #include "reducer/value_store.h"
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reducer/graph_edit.h"
-#include "harness/strings.h"
+#include "harness/util/strings.h"
 
 namespace aoti {
 namespace {

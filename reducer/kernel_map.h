@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/program.h"
+#include "harness/program/program.h"
 
 namespace aoti {
 

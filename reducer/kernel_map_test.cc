@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/pt2_archive.h"
+#include "harness/archive/pt2_archive.h"
 #include "reducer/graph_edit.h"
 
 namespace aoti {

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <set>
 
-#include "harness/errors.h"
+#include "harness/util/errors.h"
 #include "reducer/graph_edit.h"
 
 namespace aoti {

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/interpreter.h"
-#include "harness/program.h"
+#include "harness/program/interpreter.h"
+#include "harness/program/program.h"
 
 namespace aoti {
 

@@ -2,12 +2,15 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <thread>
@@ -17,11 +20,12 @@
 #include <c10/core/CPUAllocator.h>
 #include <torch/headeronly/version.h>
 
-#include "harness/errors.h"
-#include "harness/preflight.h"
-#include "harness/version.h"
-#include "harness/subprocess.h"
-#include "harness/tensor_bundle.h"
+#include "harness/util/errors.h"
+#include "harness/util/failure_class.h"
+#include "harness/check/preflight.h"
+#include "harness/util/version.h"
+#include "harness/util/subprocess.h"
+#include "harness/archive/tensor_bundle.h"
 #include "reducer/candidate_archive.h"
 #include "reducer/graph_edit.h"
 
@@ -58,8 +62,21 @@ std::string TorchGitVersion() {
 std::string Oracle::CompileEnvironment() {
   const char* cxx_env = std::getenv("CXX");
   const std::string cxx = cxx_env && *cxx_env ? cxx_env : "g++";
-  const std::string printed = CommandOutput("'" + cxx + "' --version");
-  const std::string version = printed.substr(0, printed.find('\n'));
+  // Probed once per compiler and process: a probe that a loaded machine let time out must
+  // not give a later oracle of this process another key for the same compiles.
+  static std::mutex mu;
+  static std::map<std::string, std::string>* probed = new std::map<std::string, std::string>;
+  std::string version;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = probed->find(cxx); it != probed->end()) version = it->second;
+  }
+  if (version.empty()) {
+    const std::string printed = CommandOutput("'" + cxx + "' --version");
+    version = printed.substr(0, printed.find('\n'));
+    std::lock_guard<std::mutex> lock(mu);
+    if (!version.empty()) (*probed)[cxx] = version;
+  }
   std::string gpus = "none";
   try {
     const std::string smi = FindExecutable("nvidia-smi");
@@ -150,7 +167,16 @@ void Oracle::UseDiskCache(CompileCache* cache) {
   // the module that applies the harness's keys), by contents.
   std::vector<std::string> tools = {kHarnessVersion};
   const fs::path server = client_ ? client_->options().server_script : "";
-  for (const char* name : {"compile_server.py", "package_model.py", "aoti_aten_fallbacks.py"}) {
+  std::vector<std::string> names = {"compile_server.py", "package_model.py", "aoti_aten_fallbacks.py"};
+  // The packager's modules (tools/aoti_package/), in name order.
+  std::vector<std::string> modules;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(server.parent_path() / "aoti_package", ec)) {
+    if (e.path().extension() == ".py") modules.push_back("aoti_package/" + e.path().filename().string());
+  }
+  std::sort(modules.begin(), modules.end());
+  names.insert(names.end(), modules.begin(), modules.end());
+  for (const std::string& name : names) {
     try {
       tools.push_back(CompileCache::Key({ReadTextFile((server.parent_path() / name).string())}));
     } catch (const HarnessError&) {
@@ -204,7 +230,7 @@ std::string Oracle::DiskKey(const Program& candidate, const std::vector<at::Tens
 void Oracle::SetTarget(std::string failure_class, std::string check_str) {
   target_class_ = std::move(failure_class);
   check_str_ = std::move(check_str);
-  if (target_class_ == "timeout" && hang_timeout_s_ > 0) {
+  if (Is(target_class_, FailureClass::kTimeout) && hang_timeout_s_ > 0) {
     check_.runner.timeout_s = std::min(check_.runner.timeout_s, hang_timeout_s_);
   }
 }
@@ -258,7 +284,7 @@ std::string Oracle::CompileErrorKind(const std::string& message) {
 }
 
 bool Oracle::SameCompileErrorKind(const std::string& message) {
-  if (target_class_ != "compile error") return true;
+  if (!Is(target_class_, FailureClass::kCompileError)) return true;
   const std::string kind = CompileErrorKind(message);
   if (kind.empty()) return true;
   if (target_compile_error_.empty()) target_compile_error_ = kind;  // the first seen is the original's
@@ -308,7 +334,7 @@ Verdict Oracle::Test(const Program& candidate) {
   std::error_code ec;
   // Nor is a run the process' deadline stopped (out of time, not the candidate's doing).
   const bool harness_trouble = c.phase == "write" || c.phase == "request" ||
-                               (v.failure_class == "harness error" &&
+                               (Is(v.failure_class, FailureClass::kHarnessError) &&
                                 (!std::filesystem::exists(compiled_path, ec) || check_.runner.deadline.Passed()));
   const bool transient = c.phase == "timeout" || c.phase == "server";
   if (harness_trouble) {

@@ -21,9 +21,9 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "harness/program.h"
-#include "harness/pt2_archive.h"
-#include "harness/check.h"
+#include "harness/program/program.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/check/check.h"
 #include "reducer/compile_cache.h"
 #include "reducer/compile_client.h"
 #include "reducer/value_store.h"

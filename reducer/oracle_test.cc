@@ -14,9 +14,9 @@
 #include <gflags/gflags.h>
 #include <gtest/gtest.h>
 
-#include "harness/pt2_archive.h"
-#include "harness/temp_dir.h"
-#include "harness/tensor_bundle.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/util/temp_dir.h"
+#include "harness/archive/tensor_bundle.h"
 #include "reducer/compile_cache.h"
 #include "reducer/graph_edit.h"
 #include "reducer/testdata/fake_server.h"
@@ -168,11 +168,13 @@ TEST_F(OracleCache, TheDiskKeyHoldsTheCodeThatCompiles) {
   namespace fs = std::filesystem;
   CompileCache cache(CompileCacheOptions{work_->path() + "/cache"});
   int n = 0;
-  auto key_with = [&](const std::string& packager) {
+  auto key_with = [&](const std::string& packager, const std::string& module = "# a module\n") {
     const std::string dir = work_->path() + "/tools_" + std::to_string(++n);
     fs::create_directories(dir);
     WriteTextFile(dir + "/compile_server.py", "# the server\n");
     WriteTextFile(dir + "/package_model.py", packager);
+    fs::create_directories(dir + "/aoti_package");
+    WriteTextFile(dir + "/aoti_package/cli.py", module);
     WriteTextFile(dir + "/aoti_aten_fallbacks.py", "# the harness's keys\n");
     CompileServerOptions o = server_->options();
     o.server_script = dir + "/compile_server.py";
@@ -184,6 +186,7 @@ TEST_F(OracleCache, TheDiskKeyHoldsTheCodeThatCompiles) {
   const std::string v1 = key_with("# packager 1\n");
   EXPECT_EQ(v1, key_with("# packager 1\n")) << "the same tools at another path: the same key";
   EXPECT_NE(v1, key_with("# packager 2\n")) << "another packager: another key";
+  EXPECT_NE(v1, key_with("# packager 1\n", "# another module\n")) << "another module of the packager: another key";
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include <glog/logging.h>
 
-#include "harness/logging.h"
+#include "harness/util/logging.h"
 
 namespace aoti {
 

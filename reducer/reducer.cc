@@ -11,12 +11,12 @@
 
 #include <torch/headeronly/version.h>
 
-#include "harness/check.h"
-#include "harness/failure_class.h"
-#include "harness/compiled_runner.h"
-#include "harness/interpreter.h"
-#include "harness/op_libraries.h"
-#include "harness/pt2_archive.h"
+#include "harness/check/check.h"
+#include "harness/util/failure_class.h"
+#include "harness/runner/compiled_runner.h"
+#include "harness/program/interpreter.h"
+#include "harness/runner/op_libraries.h"
+#include "harness/archive/pt2_archive.h"
 #include "reducer/error_profile.h"
 #include "reducer/graph_edit.h"
 #include "reducer/lift_control_flow.h"
@@ -112,8 +112,9 @@ ReduceOptions WithBudget(const ReduceOptions& given, Deadline::Clock::time_point
 
 void RequireCompilerFailure(const std::string& failure_class) {
   // "" is whatever the original does, found by the sanity check and required then.
-  if (failure_class.empty() || failure_class == "passes" || IsCompilerFailure(failure_class)) return;
-  if (failure_class == "preflight" || failure_class == "harness error" || failure_class == "export error") {
+  if (Is(failure_class, FailureClass::kPasses) || IsCompilerFailure(failure_class)) return;
+  if (Is(failure_class, FailureClass::kPreflight) || Is(failure_class, FailureClass::kHarnessError) ||
+      Is(failure_class, FailureClass::kExportError)) {
     throw HarnessError("a " + failure_class + " failure is about the inputs or the package, not the program; "
                        "there is nothing to reduce (fix what the message names)");
   }
@@ -173,7 +174,7 @@ void CheckAsBuilt(Reduction& x) {
   x.original_profile = ProfileFirstFailure("the original", r, x.result.original.Signature().user_outputs);
   x.profiled_original = true;
   if (r.outcome.ok()) x.original_run_seconds = r.outcome.seconds;
-  if (!r.pass && r.failure_class != "preflight" && r.failure_class != "harness error") {
+  if (!r.pass && !Is(r.failure_class, FailureClass::kPreflight) && !Is(r.failure_class, FailureClass::kHarnessError)) {
     x.oracle.SetTarget(r.failure_class, x.options.check_str);
     x.oracle.NoteOriginalFailure(r.message);
     x.progress("the package as built fails as " + r.failure_class + " (its own compiled model, no compile)");
@@ -186,7 +187,7 @@ void CheckAsBuilt(Reduction& x) {
 // SayHowCandidatesAreJudged: a hang's shorter timeout and a flaky failure's vote.
 void SayHowCandidatesAreJudged(const Reduction& x) {
   const Oracle& oracle = x.oracle;
-  if (oracle.target_class() == "timeout" && oracle.check().runner.timeout_s < x.check.runner.timeout_s) {
+  if (Is(oracle.target_class(), FailureClass::kTimeout) && oracle.check().runner.timeout_s < x.check.runner.timeout_s) {
     x.progress("a hang: a candidate's compiled run counts as hanging once it runs " +
                std::to_string(static_cast<int>(oracle.check().runner.timeout_s)) + " s (the test's own timeout: " +
                std::to_string(static_cast<int>(x.check.runner.timeout_s)) + " s; --aoti_reduce_hang_timeout_s)");
@@ -349,7 +350,7 @@ Verdict FinalCheck(Reduction& x, const ReductionState& state) {
   result.final_rechecked = !out_of_time;
   if (result.final_rechecked) result.final_recheck_failed_again = oracle.Rerun(result.minimal).fails;
   result.failure_class = oracle.target_class();
-  if (result.failure_class == "timeout" && oracle.check().runner.timeout_s < x.check.runner.timeout_s) {
+  if (Is(result.failure_class, FailureClass::kTimeout) && oracle.check().runner.timeout_s < x.check.runner.timeout_s) {
     result.hang_timeout_s = oracle.check().runner.timeout_s;
   }
   result.message = final_verdict.fails || x.spec.failure_message.empty() ? final_verdict.message : x.spec.failure_message;
@@ -400,7 +401,7 @@ Verdict FinalCheck(Reduction& x, const ReductionState& state) {
 // test saw it; one more run of its compiled model, no compile) and in the repro.
 void ProfileErrors(Reduction& x) {
   ReduceResult& result = x.result;
-  if (result.failure_class != "accuracy") return;
+  if (!Is(result.failure_class, FailureClass::kAccuracy)) return;
   CheckOptions keep = x.check;
   keep.keep_values = true;
   keep.reruns = 0;  // a picture of the error, not its rate
@@ -465,7 +466,7 @@ void RunStageLadder(Reduction& x, const ReductionState& state, const Program& st
   ladder.ladder_budget = x.options.ladder_budget;
   ladder.workaround_budget = x.options.workaround_budget;
   ladder.run_seconds_before = x.original_run_seconds;
-  if (ladder.run_seconds_before < 0 && result.failure_class == "accuracy" && x.archive.HasCompiledModel(result.model)) {
+  if (ladder.run_seconds_before < 0 && Is(result.failure_class, FailureClass::kAccuracy) && x.archive.HasCompiledModel(result.model)) {
     // What the original's compiled run costs as built (it runs to its end): one run, no compile.
     const CompiledOutcome o = RunCompiled(x.spec.package, result.model, x.inputs, x.oracle.check().runner);
     if (o.ok()) ladder.run_seconds_before = o.seconds;

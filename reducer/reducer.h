@@ -16,9 +16,9 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "harness/errors.h"
-#include "harness/program.h"
-#include "harness/check.h"
+#include "harness/util/errors.h"
+#include "harness/program/program.h"
+#include "harness/check/check.h"
 #include "reducer/compile_client.h"
 #include "reducer/error_profile.h"
 #include "reducer/reduction_state.h"

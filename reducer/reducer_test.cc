@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin/check_flags.h"
-#include "harness/program_state.h"
-#include "harness/pt2_archive.h"
-#include "harness/tensor_bundle.h"
-#include "harness/temp_dir.h"
+#include "harness/program/program_state.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/archive/tensor_bundle.h"
+#include "harness/util/temp_dir.h"
 #include "reducer/artifacts.h"
 #include "reducer/graph_edit.h"
 #include "reducer/reducer.h"

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/deadline.h"
-#include "harness/program.h"
+#include "harness/util/deadline.h"
+#include "harness/program/program.h"
 #include "reducer/compile_cache.h"
 #include "reducer/oracle.h"
 

@@ -13,9 +13,9 @@
 #include <map>
 #include <sstream>
 
-#include "harness/errors.h"
-#include "harness/subprocess.h"
-#include "harness/tensor_bundle.h"
+#include "harness/util/errors.h"
+#include "harness/util/subprocess.h"
+#include "harness/archive/tensor_bundle.h"
 #include "reducer/artifacts.h"
 #include "reducer/graph_edit.h"
 

@@ -16,7 +16,7 @@
 #include <set>
 #include <string>
 
-#include "harness/program.h"
+#include "harness/program/program.h"
 #include "reducer/reducer.h"
 
 namespace aoti {

@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "harness/pt2_archive.h"
+#include "harness/archive/pt2_archive.h"
 #include "reducer/graph_edit.h"
 
 namespace aoti {

@@ -2,7 +2,7 @@
 // to the path given, for report_html_render_test.sh to open in a browser.
 #include <iostream>
 
-#include "harness/tensor_bundle.h"
+#include "harness/archive/tensor_bundle.h"
 #include "reducer/report_html.h"
 #include "reducer/report_html_sample.h"
 

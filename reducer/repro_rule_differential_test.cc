@@ -1,6 +1,6 @@
-// repro.py judges as its test judged: the C++ rule (harness/accuracy_rule, with the check's
+// repro.py judges as its test judged: the C++ rule (harness/check/accuracy_rule, with the check's
 // unreliable-reference verdict) and repro.py's own rule (judge() in
-// reducer/repro/repro_template.py, run by harness/same_cases.py --judge at build time)
+// reducer/repro/repro_template.py, run by harness/check/same_cases.py --judge at build time)
 // give the same verdict on every differential case, under every accuracy mode: fp64 (with
 // and without exact_non_fp), strict, and assert_close with the dtype's defaults and with the
 // test's own rtol and atol. The cases include outputs at assert_close's rtol, where the side
@@ -12,14 +12,14 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "harness/accuracy_rule.h"
-#include "harness/same_cases_reader.h"
-#include "harness/tensor_io.h"
+#include "harness/check/accuracy_rule.h"
+#include "harness/check/same_cases_reader.h"
+#include "harness/archive/tensor_io.h"
 
 namespace aoti {
 namespace {
 
-// The check's verdict on one output (harness/check.cc's Judge): "passes", "accuracy" or
+// The check's verdict on one output (harness/check/check.cc's Judge): "passes", "accuracy" or
 // "unreliable reference".
 std::string CheckVerdict(const SameCase& c, const AccuracyOptions& options) {
   const TensorComparison cmp = CompareOutputs(c.res, c.ref, c.fp64, options);

@@ -15,8 +15,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/subprocess.h"
-#include "harness/temp_dir.h"
+#include "harness/util/subprocess.h"
+#include "harness/util/temp_dir.h"
 
 DEFINE_string(python, "", "a Python 3 interpreter");
 

@@ -26,7 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/program.h"
+#include "harness/program/program.h"
 #include "reducer/oracle.h"
 
 namespace aoti {

@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "plugin/check_flags.h"
-#include "harness/temp_dir.h"
-#include "harness/tensor_bundle.h"
+#include "harness/util/temp_dir.h"
+#include "harness/archive/tensor_bundle.h"
 #include "reducer/artifacts.h"
 #include "reducer/reducer.h"
 

@@ -1,9 +1,9 @@
 #include "reducer/value_store.h"
 
-#include "harness/errors.h"
-#include "harness/tensor_bundle.h"
-#include "harness/tensor_io.h"
-#include "harness/temp_dir.h"
+#include "harness/util/errors.h"
+#include "harness/archive/tensor_bundle.h"
+#include "harness/archive/tensor_io.h"
+#include "harness/util/temp_dir.h"
 
 namespace aoti {
 

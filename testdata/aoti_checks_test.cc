@@ -17,9 +17,9 @@
 #include <gtest/gtest.h>
 
 #include "plugin/check_flags.h"
-#include "harness/failing_case.h"
-#include "harness/pt2_archive.h"
-#include "harness/tensor_io.h"
+#include "harness/case/failing_case.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/archive/tensor_io.h"
 #include "matchers/aoti_matches_eager.h"
 
 DEFINE_string(healthy_fp32, "", "mlp, float32");

@@ -14,10 +14,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/archive_rewrite.h"
-#include "harness/check.h"
-#include "harness/pt2_archive.h"
-#include "harness/temp_dir.h"
+#include "harness/archive/archive_rewrite.h"
+#include "harness/check/check.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/util/temp_dir.h"
 #include "plugin/check_flags.h"
 #include "plugin/flags.h"
 #include "reducer/artifacts.h"

@@ -12,10 +12,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/check.h"
+#include "harness/check/check.h"
 #include "matchers/aoti_matches_eager.h"
-#include "harness/pt2_archive.h"
-#include "harness/temp_dir.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/util/temp_dir.h"
 #include "plugin/check_flags.h"
 #include "plugin/flags.h"
 #include "reducer/artifacts.h"

@@ -5,7 +5,7 @@
 // error, accuracy drift, a custom op's meta function that breaks a dynamic-shape export,
 // and a bare .so from the deprecated aot_compile. Each asserts the
 // diagnosis id and its key words; the CUDA-only ones are tested from recorded error text
-// in //harness:triage_unit_test.
+// in //harness/triage:triage_unit_test.
 #include <cstdlib>
 #include <string>
 
@@ -17,10 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin/check_flags.h"
-#include "harness/archive_rewrite.h"
+#include "harness/archive/archive_rewrite.h"
 #include "plugin/flags.h"
-#include "harness/pt2_archive.h"
-#include "harness/triage.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/triage/triage.h"
 #include "matchers/aoti_matches_eager.h"
 
 DEFINE_string(relu_accuracy, "", "mlp with cpp.inject_relu_bug_TESTING_ONLY=accuracy");

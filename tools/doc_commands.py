@@ -76,7 +76,7 @@ def words(command):
 
 def defined_flags():
     flags = set()
-    for pattern in ("harness/*.cc", "reducer/*.cc", "plugin/*.cc", "matchers/*.cc"):
+    for pattern in ("harness/*/*.cc", "reducer/*.cc", "plugin/*.cc", "matchers/*.cc"):
         for source in glob.glob(os.path.join(ROOT, pattern)):
             with open(source, encoding="utf-8") as f:
                 flags.update(re.findall(r"DEFINE_\w+\((aoti_\w+)", f.read()))

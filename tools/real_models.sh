@@ -189,10 +189,10 @@ print(s["failure_class"].replace(" ", "_"), s["nodes_before"], s["nodes_after"],
       s["compiles"], round(s["seconds"]), s.get("accuracy", "fp64"))
 '
 # aoti_reduce and its runner, as the model repository builds them, for --case_dir.
-bazel_cmd build @aoti_harness//reducer:aoti_reduce >"$OUT/aoti_reduce.build.log" 2>&1 ||
-  { tail -20 "$OUT/aoti_reduce.build.log"; fail "could not build @aoti_harness//reducer:aoti_reduce"; }
-aoti_reduce="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/reducer/aoti_reduce"
-runner="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/harness/aoti_runner"
+bazel_cmd build @aoti_harness//plugin:aoti_reduce >"$OUT/aoti_reduce.build.log" 2>&1 ||
+  { tail -20 "$OUT/aoti_reduce.build.log"; fail "could not build @aoti_harness//plugin:aoti_reduce"; }
+aoti_reduce="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/plugin/aoti_reduce"
+runner="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/harness/runner/aoti_runner"
 # python repro.py compiles its program once (one g++ at a time): every reduced case's runs
 # two at a time on two cores, each in an inductor cache of its own (a user's fresh machine),
 # started here and collected case by case below.

@@ -7,13 +7,13 @@
 # Run by .ci/run after the test suite.
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
 cd "$AOTI_ROOT"
-bazel_cmd build //reducer:aoti_reduce //harness:aoti_runner //testdata/reduce:relu_cos_accuracy >/dev/null
+bazel_cmd build //plugin:aoti_reduce //harness/runner:aoti_runner //testdata/reduce:relu_cos_accuracy >/dev/null
 bin="$(bazel info bazel-bin)"
 ws="$(mktemp -d)"
 trap 'rm -rf "$ws"' EXIT
-(cd "$bin/reducer/aoti_reduce.runfiles/aoti_harness" &&
-  "$bin/reducer/aoti_reduce" minify --package="$bin/testdata/reduce/relu_cos_accuracy.pt2" \
-    --out="$ws/repro" --aoti_runner="$bin/harness/aoti_runner" --python="$AOTI_PYTHON")
+(cd "$bin/plugin/aoti_reduce.runfiles/aoti_harness" &&
+  "$bin/plugin/aoti_reduce" minify --package="$bin/testdata/reduce/relu_cos_accuracy.pt2" \
+    --out="$ws/repro" --aoti_runner="$bin/harness/runner/aoti_runner" --python="$AOTI_PYTHON")
 echo "== python repro.py"
 set +e
 "$AOTI_PYTHON" "$ws/repro/repro.py"

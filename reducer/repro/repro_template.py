@@ -29,7 +29,7 @@ OPTIONS = {"accuracy": {"mode": "fp64", "tolerance": 1e-3}, "runner": {"op_libra
 # The device the program, its weights and its inputs are on (the compiled model's).
 DEVICE = "cpu"
 # The accuracy modes as the check options spell them, and the harness's bound of a
-# reliable float64 reference (harness/accuracy_rule.h).
+# reliable float64 reference (harness/check/accuracy_rule.h).
 FP64, STRICT, ASSERT_CLOSE = "fp64", "strict", "assert_close"
 UNRELIABLE_REFERENCE = 0.1
 # --- end of the case ---
@@ -106,7 +106,7 @@ def allclose_at(eager, compiled, rtol, atol):
 
 
 def judge(eager, compiled, fp64, accuracy):
-    """The test's rule on one output, as the harness judges it (harness/accuracy_rule.cc;
+    """The test's rule on one output, as the harness judges it (harness/check/accuracy_rule.cc;
     //reducer:repro_rule_differential_test holds the two to the same verdict on every case):
     ("passes" | "accuracy" | "unreliable reference", why)."""
     compiled = compiled.to(eager.device)

@@ -9,10 +9,11 @@
 // the strategy gives way to the search.
 #include <map>
 
-#include "harness/interpreter.h"
-#include "harness/accuracy_rule.h"
+#include "harness/program/interpreter.h"
+#include "harness/check/accuracy_rule.h"
 #include "reducer/graph_edit.h"
 #include "reducer/strategies/strategy.h"
+#include "harness/util/failure_class.h"
 
 namespace aoti {
 namespace {
@@ -75,7 +76,7 @@ std::vector<bool> ReadsOrMakesWrittenValues(const Program& p) {
 
 // On 3 nodes or fewer the search needs no more compiles than the exposed program costs.
 bool Applies(ReductionState& state) {
-  return state.oracle().target_class() == "accuracy" && state.current().nodes.size() > 3;
+  return Is(state.oracle().target_class(), FailureClass::kAccuracy) && state.current().nodes.size() > 3;
 }
 
 }  // namespace

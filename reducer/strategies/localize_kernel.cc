@@ -33,6 +33,7 @@
 #include "reducer/graph_edit.h"
 #include "reducer/kernel_map.h"
 #include "reducer/strategies/strategy.h"
+#include "harness/util/failure_class.h"
 
 namespace aoti {
 namespace {
@@ -56,10 +57,6 @@ std::string PrinterEnvText(const Oracle& oracle) {
 std::string PrinterEnvNote(const Oracle& oracle) {
   const std::string text = PrinterEnvText(oracle);
   return text.empty() ? "" : ", run with " + text + " so that each launch waits for its kernel";
-}
-
-bool IsCrash(const std::string& failure_class) {
-  return failure_class == "runtime error" || failure_class == "timeout" || failure_class.rfind("signal", 0) == 0;
 }
 
 // Whether `text` names `kernel` as a whole word (cpp__1 is not named by cpp__12).
@@ -90,7 +87,7 @@ FailedKernel FindFailedKernel(ReductionState& state) {
   Oracle& oracle = state.oracle();
   const Program& p = state.current();
   FailedKernel f;
-  if (oracle.target_class() == "compile error") {
+  if (Is(oracle.target_class(), FailureClass::kCompileError)) {
     // The sanity check's compile under the printer, or the program's own (compiled already
     // unless the sanity check was skipped).
     const CompileResult* c = oracle.Compiled(p, PrinterConfigs());
@@ -359,7 +356,7 @@ std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
   // For a crash, a compile error (whose provenance record comes with the same compile), or a
   // failure not known yet. On 3 nodes or fewer the search is as cheap as a diagnosis.
   const std::string& target = state.oracle().target_class();
-  if (!(target.empty() || IsCrash(target) || target == "compile error") || state.current().nodes.size() <= 3) {
+  if (!(target.empty() || IsCrash(target) || Is(target, FailureClass::kCompileError)) || state.current().nodes.size() <= 3) {
     return std::nullopt;
   }
   state.Progress("  localize_kernel: the sanity check compiles the program with the kernel-name printer (" +
@@ -373,7 +370,7 @@ std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
 bool LocalizeKernel(ReductionState& state) {
   const std::string& target = state.oracle().target_class();
   const Program p = state.current();
-  if (target == "compile error" ? p.nodes.size() <= 1 : (!IsCrash(target) || p.nodes.size() <= 3)) {
+  if (Is(target, FailureClass::kCompileError) ? p.nodes.size() <= 1 : (!IsCrash(target) || p.nodes.size() <= 3)) {
     // A crash costs a diagnostic compile: on 3 nodes or fewer the search is as cheap.
     return false;
   }

@@ -25,13 +25,13 @@
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/errors.h"
-#include "harness/interpreter.h"
-#include "harness/logging.h"
-#include "harness/program.h"
-#include "harness/pt2_archive.h"
-#include "harness/tensor_bundle.h"
-#include "harness/tensor_io.h"
+#include "harness/util/errors.h"
+#include "harness/program/interpreter.h"
+#include "harness/util/logging.h"
+#include "harness/program/program.h"
+#include "harness/archive/pt2_archive.h"
+#include "harness/archive/tensor_bundle.h"
+#include "harness/archive/tensor_io.h"
 
 DEFINE_string(dir, "", "Directory written by gen_programs.py (pNNNN.pt2 and pNNNN.expected/).");
 DEFINE_string(keep_failures, "", "Copy the model file of each mismatching program here.");

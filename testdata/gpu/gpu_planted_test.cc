@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "plugin/check_flags.h"
-#include "harness/check.h"
+#include "harness/check/check.h"
 #include "matchers/aoti_matches_eager.h"
 
 namespace aoti {

@@ -15,10 +15,10 @@
 #include <gflags/gflags.h>
 #include <gtest/gtest.h>
 
-#include "harness/accuracy_rule.h"
+#include "harness/check/accuracy_rule.h"
 #include "plugin/flags.h"
-#include "harness/interpreter.h"
-#include "harness/pt2_archive.h"
+#include "harness/program/interpreter.h"
+#include "harness/archive/pt2_archive.h"
 
 DEFINE_string(packages, "", "Comma-separated .pt2 packages to check.");
 

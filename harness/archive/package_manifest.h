@@ -1,0 +1,67 @@
+// PackageManifest: extra/aoti_harness/package.json, which tools/package_model.py writes
+// into every archive (and the reducer into every candidate): where the model came from,
+// the inductor config patches, how the AOTI compile went (with the compiler's error when
+// it failed), and the raw flat inputs and eager outputs recorded at build time.
+//
+// One schema, one writer and one reader on each side: PackageManifestToJson /
+// ParsePackageManifest here, package_manifest() / read_manifest() in
+// tools/package_model.py; //harness/archive:package_manifest_format_test has each side read
+// what the other wrote.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/archive/tensor_io.h"
+
+namespace aoti {
+
+struct CompileRecord {
+  std::string status;  // "ok", "error", "skipped" (export-only package) or "export_error" (no program)
+  double seconds = 0;
+  std::string error_type;
+  std::string error_message;
+  std::string compiler_errors;  // the compiler's `error:` lines, when g++ failed
+  std::string error_traceback;
+};
+
+// PrebuiltRecord: a package brought in as a team shipped it (aoti_prebuilt_package): its
+// compiled model is the shipped one, byte for byte, never recompiled to be checked.
+struct PrebuiltRecord {
+  std::string package;   // the shipped .pt2, as the rule named it
+  std::string sha256;    // of the shipped .pt2
+  std::string program;   // where the exported program came from (the same archive, or a file)
+  std::string inputs;    // where the inputs came from
+};
+
+struct PackageManifest {
+  std::string format;
+  std::string model_name;
+  std::string model_file;
+  std::string torch_version;
+  std::string torch_git_version;
+  std::string cuda_version;  // the CUDA runtime of the torch that built it ("13.0"; "" for a CPU torch)
+  int64_t seed = 0;
+  std::string inductor_configs_json = "{}";  // the patches, as a JSON object
+  bool strict_export = false;
+  bool dynamic_shapes = false;
+  bool from_program = false;           // packaged from a saved program, not a model file
+  std::string reduced_from;            // a reducer candidate: the archive it was cut from
+  std::optional<PrebuiltRecord> prebuilt;  // brought in as shipped, not compiled here
+  CompileRecord compile;
+  std::vector<TensorRecord> inputs;
+  std::vector<TensorRecord> eager_outputs;
+  std::vector<TensorRecord> eager_fp64_outputs;  // the model run in float64 by Python
+};
+
+// ParsePackageManifest parses package.json text. Throws HarnessError naming `what`
+// (the archive path) for malformed JSON, a missing field or an unknown format.
+PackageManifest ParsePackageManifest(const std::string& text, const std::string& what);
+
+// PackageManifestToJson: the package.json text of a manifest (format, when empty, is this
+// harness' own).
+std::string PackageManifestToJson(const PackageManifest& manifest);
+
+}  // namespace aoti
