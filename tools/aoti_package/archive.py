@@ -1,0 +1,132 @@
+"""The .pt2 archive: read an exported program, write and merge archives, record an export failure."""
+
+import importlib.util
+import os
+import re
+import shutil
+import traceback
+
+from aoti_aten_fallbacks import ContractError
+
+from .common import AOTI_DIR, EXTRA_DIR, TENSOR_DIR
+from .manifest import manifest_bytes, package_manifest
+from .tensors import raw_bytes, tensor_record
+
+
+def merge_archives(out_path, sources, records, workdir, renames=()):
+    """Writes out_path: every record of the source archives (first one wins), then `records`
+    (name -> bytes, replacing any record of that name). A source may be (path, [(old prefix,
+    new prefix), ...]) or (path, renames, only): its records are renamed as they are copied (a
+    compiled model's data/aotinductor/model/ becoming data/aotinductor/<name>/), and with `only`
+    just those whose names start with it are. Atomic: written aside, then moved."""
+    from torch.export.pt2_archive._package import PT2ArchiveReader, PT2ArchiveWriter
+
+    # The archive's top folder is named after the file, so the temporary file keeps the name.
+    tmp_out = os.path.join(workdir, os.path.basename(out_path))
+    with PT2ArchiveWriter(tmp_out) as w:
+        for src in sources:
+            src, prefixes, only = (tuple(src) + (None,))[:3] if isinstance(src, tuple) else (src, (), None)
+            r = PT2ArchiveReader(src)
+            for rec in r.get_file_names():
+                if only and not rec.startswith(only):
+                    continue
+                name = rec
+                for old, new in prefixes:
+                    if rec.startswith(old):
+                        name = new + rec[len(old):]
+                        break
+                if name not in records and not w.has_record(name):
+                    w.write_bytes(name, r.read_bytes(rec))
+        for name, data in records.items():
+            w.write_bytes(name, data)
+    shutil.move(tmp_out, out_path)
+
+
+def compiled_as(aoti_pt2, name):
+    """aoti_pt2 (made by aoti_compile_and_package, whose model is always "model") as a
+    merge_archives source whose compiled model is named `name`."""
+    return (aoti_pt2, [(AOTI_DIR + "model/", AOTI_DIR + name + "/")])
+
+
+def load_program(path, name, what):
+    """The exported program `name` of the archive at `path`, with its sample inputs; when the
+    archive holds one program of another name (torch.export.save always writes "model"), that
+    one. ContractError naming `what` and the programs there are otherwise."""
+    from torch.export.pt2_archive import _package
+
+    def read():
+        try:
+            with _package.PT2ArchiveReader(path) as reader:
+                return _package._load_exported_programs(reader, reader.get_file_names(), None)
+        except (AttributeError, TypeError):  # another torch: its public loader
+            return _package.load_pt2(path).exported_programs
+
+    imported = set()
+    while True:
+        try:
+            programs = read()
+            break
+        except NotImplementedError as e:
+            # A program whose inputs or outputs are a library's pytree type (transformers'
+            # ModelOutput dicts): the type is registered when its module is imported, as the
+            # team's own code does before it loads the program.
+            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.[A-Za-z_]\w* in pytree is not registered", str(e))
+            if not found or found.group(1) in imported:
+                raise ContractError(f"{what} {path!r}: cannot read its exported program: {e}") from e
+            imported.add(found.group(1))
+            try:
+                importlib.import_module(found.group(1))
+            except Exception as ie:
+                raise ContractError(f"{what} {path!r}: its program uses {found.group(1)}'s pytree types, and that "
+                                    f"module cannot be imported ({type(ie).__name__}: {ie})") from e
+        except Exception as e:
+            raise ContractError(f"{what} {path!r}: cannot read an exported program from it: {type(e).__name__}: {e}") from e
+    if name in programs:
+        return programs[name]
+    if len(programs) == 1:
+        return next(iter(programs.values()))
+    raise ContractError(f"{what} {path!r}: " + (
+        f"holds no exported program {name!r}; it holds {sorted(programs)}" if programs else
+        "holds no exported program (models/<name>.json); expected a torch.export.save file or a package_pt2 "
+        "archive with exported_programs"))
+
+
+def write_archive(out_path, ep, name, compiled, manifest, tensors, workdir, only=None):
+    """The harness package: the program `name`, `compiled` (a merge_archives source holding
+    the compiled model as data/aotinductor/<name>/, or None; with `only`, just its records
+    under that prefix), the manifest and the tensors."""
+    from torch.export.pt2_archive._package import package_pt2
+
+    program_pt2 = os.path.join(workdir, "program.pt2")
+    package_pt2(program_pt2, exported_programs={name: ep})
+    records = {TENSOR_DIR + file_name: data for file_name, data in tensors}
+    records[EXTRA_DIR + "package.json"] = manifest_bytes(manifest)
+    if compiled and only:
+        compiled = (compiled[0], compiled[1], only)
+    merge_archives(out_path, [program_pt2] + ([compiled] if compiled else []), records, workdir)
+
+
+def write_export_failure(args, error, ex_args, ex_kwargs, flat_out, configs, dyn, workdir):
+    """An archive with no program: the manifest records that torch.export failed (compile
+    status "export_error", with the error), beside the sample inputs and eager's outputs."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    tensors, in_recs, out_recs = [], [], []
+    for i, t in enumerate(pytree.tree_leaves((ex_args, ex_kwargs))):
+        if isinstance(t, torch.Tensor):
+            in_recs.append(tensor_record(t, f"input_{i}", f"tensors/input_{i}.bin"))
+            tensors.append((f"tensors/input_{i}.bin", raw_bytes(t)))
+    for i, t in enumerate(flat_out):
+        if isinstance(t, torch.Tensor):
+            out_recs.append(tensor_record(t, f"output_{i}", f"tensors/eager_{i}.bin"))
+            tensors.append((f"tensors/eager_{i}.bin", raw_bytes(t)))
+    record = {"status": "export_error", "seconds": 0.0,
+              "error": {"type": f"{type(error).__module__}.{type(error).__qualname__}", "message": str(error),
+                        "compiler_errors": "", "traceback": "".join(traceback.format_tb(error.__traceback__))}}
+    manifest = package_manifest(args.name, record, in_recs, model_file=args.label or args.model, seed=args.seed,
+                                inductor_configs=configs, strict_export=args.strict_export,
+                                dynamic_shapes=dyn is not None, eager_outputs=out_recs)
+    records = {TENSOR_DIR + name: data for name, data in tensors}
+    records[EXTRA_DIR + "package.json"] = manifest_bytes(manifest)
+    merge_archives(args.out, [], records, workdir)

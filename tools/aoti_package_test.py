@@ -1,0 +1,221 @@
+"""Unit tests of the packager's modules (tools/aoti_package/), one class per module, with no
+AOTI compile: the manifest's schema, the raw tensor format, the model file's contract and
+mode, the build key, the archive merge, the compiler's errors and the command line's
+refusals. Run by `bazel test //tools:aoti_package_test` (README's test command)."""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+
+import aoti_package  # noqa: E402
+import package_model  # noqa: E402
+from aoti_package import archive, build_key, cli, common, compile, manifest, model_file, tensors  # noqa: E402
+
+ContractError = aoti_package.ContractError
+TMP = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+
+
+def write(name, text):
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+class Layout(unittest.TestCase):
+    def test_the_command_keeps_every_name_of_the_package(self):
+        for name in aoti_package.__all__:
+            self.assertIs(getattr(package_model, name), getattr(aoti_package, name), name)
+        self.assertIn("read_manifest", aoti_package.__all__)
+
+    def test_the_stripped_variables(self):
+        self.assertTrue(common.is_stripped_torch_variable("TORCH_LOGS"))
+        self.assertFalse(common.is_stripped_torch_variable("TORCHINDUCTOR_CACHE_DIR"))
+        self.assertFalse(common.is_stripped_torch_variable("PATH"))
+
+
+class Manifest(unittest.TestCase):
+    def made(self, **kw):
+        x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+        rec = tensors.tensor_record(x, "x", "tensors/input_0.bin")
+        return manifest.package_manifest("model", {"status": "ok"}, [rec], model_file="m.py", seed=3, **kw)
+
+    def test_written_and_read_back(self):
+        m = self.made(inductor_configs={"max_autotune": False})
+        back = manifest.read_manifest(manifest.manifest_bytes(m).decode(), "p.pt2")
+        self.assertEqual(back["format"], common.PACKAGE_FORMAT)
+        self.assertEqual(back["model_name"], "model")
+        self.assertEqual(back["seed"], 3)
+        self.assertEqual(back["inputs"][0]["sizes"], [2, 3])
+        self.assertEqual(back["torch_version"], torch.__version__)
+
+    def test_each_break_is_named(self):
+        cases = [
+            (lambda m: m.pop("inputs"), "lacks 'inputs'"),
+            (lambda m: m.update(format="other/9"), "has format 'other/9'"),
+            (lambda m: m.update(seed=True), "field 'seed' is bool, expected int"),
+            (lambda m: m["compile"].pop("status"), "compile record lacks a status"),
+            (lambda m: m["inputs"][0].pop("dtype"), "inputs[0] lacks 'dtype'"),
+            (lambda m: m["inputs"][0].update(device="tpu"), "device 'tpu'"),
+        ]
+        for breaks, words in cases:
+            m = self.made()
+            breaks(m)
+            with self.assertRaises(ContractError) as e:
+                manifest.check_manifest(m, "p.pt2")
+            self.assertIn(words, str(e.exception))
+            self.assertIn("p.pt2", str(e.exception))
+
+    def test_not_json_is_named(self):
+        with self.assertRaises(ContractError) as e:
+            manifest.read_manifest("{not json", "broken.pt2")
+        self.assertIn("broken.pt2", str(e.exception))
+
+
+class Tensors(unittest.TestCase):
+    def round_trip(self, t):
+        rec = tensors.tensor_record(t, "t", "t.bin")
+        back = tensors.read_raw_tensor(rec, tensors.raw_bytes(t))
+        self.assertEqual(back.dtype, t.dtype)
+        self.assertEqual(list(back.shape), list(t.shape))
+        self.assertTrue(torch.equal(back, t))
+        return rec, back
+
+    def test_dtypes_and_layouts_round_trip(self):
+        self.round_trip(torch.randn(3, 4))
+        self.round_trip(torch.arange(12, dtype=torch.int64).reshape(3, 4))
+        self.round_trip(torch.tensor([True, False]))
+        self.round_trip(torch.randn(2, 3).to(torch.bfloat16))
+        self.round_trip(torch.empty(0, 5))
+        _, back = self.round_trip(torch.randn(4, 3).t())  # transposed: its strides come back
+        self.assertEqual(list(back.stride()), [1, 3])
+        rec, back = self.round_trip(torch.randn(1, 3).expand(4, 3))  # broadcast: stride 0 kept
+        self.assertEqual(rec["strides"], [0, 1])
+        self.assertEqual(list(back.stride()), [0, 1])
+
+    def test_a_wrong_size_is_named(self):
+        t = torch.randn(2, 2)
+        rec = tensors.tensor_record(t, "weights", "w.bin")
+        with self.assertRaises(ValueError) as e:
+            tensors.read_raw_tensor(rec, tensors.raw_bytes(t)[:-4])
+        self.assertIn("'weights': holds 12 bytes, expected 16", str(e.exception))
+        with self.assertRaises(ValueError):
+            tensors.read_raw_tensor(dict(rec, dtype="float99"), tensors.raw_bytes(t))
+
+
+class ModelFile(unittest.TestCase):
+    def test_the_contract(self):
+        with self.assertRaises(ContractError) as e:
+            model_file.load_model_file(os.path.join(TMP, "absent.py"))
+        self.assertIn("does not exist", str(e.exception))
+        no_inputs = write("no_inputs.py", "import torch\ndef make_model():\n    return torch.nn.ReLU()\n")
+        with self.assertRaises(ContractError) as e:
+            model_file.load_model_file(no_inputs)
+        self.assertIn("must define a function example_inputs()", str(e.exception))
+        raises = write("raises.py", "raise RuntimeError('no such checkpoint')\n")
+        with self.assertRaises(ContractError) as e:
+            model_file.load_model_file(raises)
+        self.assertIn("raised RuntimeError: no such checkpoint", str(e.exception))
+
+    def test_the_case_is_seeded(self):
+        path = write("lin.py", "import torch\ndef make_model():\n    return torch.nn.Linear(4, 2)\n"
+                               "def example_inputs():\n    return (torch.randn(3, 4),)\n")
+        module = model_file.load_model_file(path)
+        a = model_file.build_case(module, path, seed=7)
+        b = model_file.build_case(module, path, seed=7)
+        self.assertTrue(torch.equal(a[1][0], b[1][0]))
+
+    def test_mode(self):
+        net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(), torch.nn.BatchNorm1d(2))
+        self.assertEqual(model_file.training_modules(net), {"Dropout": 1, "BatchNorm1d": 1})
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            model_file.set_mode(net, keep_mode=False)
+        self.assertFalse(net.training)
+        self.assertIn("model.eval() called", err.getvalue())
+        net.train()
+        with contextlib.redirect_stderr(io.StringIO()):
+            model_file.set_mode(net, keep_mode=True)
+        self.assertTrue(net.training)
+
+    def test_devices(self):
+        model_file.check_device("cpu", "--device")
+        with self.assertRaises(ContractError) as e:
+            model_file.check_device("gpu0", "--device")
+        self.assertIn("--device", str(e.exception))
+
+
+class BuildKey(unittest.TestCase):
+    def test_another_isa_is_refused(self):
+        cpuinfo = write("cpuinfo", "processor\t: 0\nflags\t\t: fpu sse4_2 avx avx2 fma avx512f\n")
+        key = write("key.json", json.dumps({"torch_version": torch.__version__, "cpu_isa_flags": ["avx", "avx2"]}))
+        with self.assertRaises(ContractError) as e:
+            build_key.check_build_key(key, cpuinfo)
+        self.assertIn("avx512f", str(e.exception))
+        same = write("same.json", json.dumps({"torch_version": torch.__version__,
+                                              "cpu_isa_flags": build_key.host_isa_flags(cpuinfo)}))
+        build_key.check_build_key(same, cpuinfo)
+
+
+class Archive(unittest.TestCase):
+    def test_merge_renames_and_replaces(self):
+        from torch.export.pt2_archive._package import PT2ArchiveReader, PT2ArchiveWriter
+
+        src = os.path.join(TMP, "src.pt2")
+        with PT2ArchiveWriter(src) as w:
+            w.write_bytes(archive.AOTI_DIR + "model/x.so", b"so")
+            w.write_bytes("keep.txt", b"old")
+        out = os.path.join(TMP, "out.pt2")
+        work = tempfile.mkdtemp(dir=TMP)
+        archive.merge_archives(out, [archive.compiled_as(src, "mine")], {"keep.txt": b"new"}, work)
+        r = PT2ArchiveReader(out)
+        names = r.get_file_names()
+        self.assertIn(archive.AOTI_DIR + "mine/x.so", names)
+        self.assertNotIn(archive.AOTI_DIR + "model/x.so", names)
+        self.assertEqual(r.read_bytes("keep.txt"), b"new")
+        self.assertFalse(os.listdir(work), "written aside, then moved")
+
+
+class Compile(unittest.TestCase):
+    def test_compiler_errors_keep_the_errors(self):
+        text = "\n".join(["warning: unused"] * 50 + ["kernel.cpp:3: error: 'foo' was not declared", "  foo();",
+                                                     "  ^", "more", "CppCompileError: C++ compile error"])
+        picked = compile.compiler_errors(text)
+        self.assertIn("error: 'foo' was not declared", picked)
+        self.assertIn("  foo();", picked)
+        self.assertNotIn("warning: unused", picked)
+        self.assertNotIn("CppCompileError", picked)
+
+
+class CommandLine(unittest.TestCase):
+    def refused(self, argv):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+            cli.main(argv)
+        self.assertEqual(e.exception.code, 2)
+        return err.getvalue()
+
+    def test_wrong_input_is_named(self):
+        model = write("m.py", "")
+        self.assertIn("expected a path ending in .pt2", self.refused(["--model", model, "--out", "x.zip"]))
+        self.assertIn("--inductor-configs", self.refused(["--model", model, "--out", "x.pt2",
+                                                          "--inductor-configs", "[1]"]))
+        self.assertIn("--inputs goes with --prebuilt", self.refused(["--model", model, "--out", "x.pt2",
+                                                                     "--inputs", "i.pt"]))
+
+    def test_a_contract_error_exits_2_with_one_line(self):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            rc = cli.main(["--model", os.path.join(TMP, "absent.py"), "--out", os.path.join(TMP, "o.pt2")])
+        self.assertEqual(rc, 2)
+        self.assertIn("ERROR: model file", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
