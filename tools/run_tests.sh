@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# run_tests.sh: set up (first use only) and run the whole test suite: `bazel test //...`,
+# run_tests.sh: set up (first use only) and run the whole test suite: pyflakes on the
+# project's Python (tools/py_lint.sh), `bazel test //...` (the packager's and repro.py's
+# Python unit tests among them),
 # a smoke run of the reader fuzzers (tools/fuzz.sh, 10 s each under ASan and UBSan), then
 # the real-model corpus through a model repository (tools/real_models.sh: the healthy
 # transformers models and one planted failure per class under DUMP_AOTI_MINIFIER=1), two
@@ -19,6 +21,8 @@ fi
 buildgrid_log="${TMPDIR:-/tmp}/aoti_buildgrid_install.log"
 bash "$AOTI_ROOT/tools/remote_cache.sh" install >"$buildgrid_log" 2>&1 &
 buildgrid_install=$!
+# The project's own Python, linted (pyflakes; seconds).
+bash "$AOTI_ROOT/tools/py_lint.sh"
 bazel_cmd test //...
 # The GPU targets (tags = ["requires-gpu"]) are left out without --config=cuda; say which.
 gpu_targets="$(bazel_cmd query 'attr(tags, requires-gpu, tests(//...))' 2>/dev/null | tr '\n' ' ' || true)"

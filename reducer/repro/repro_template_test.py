@@ -1,0 +1,136 @@
+"""Unit tests of repro.py's template (reducer/repro/repro_template.py) as the Python module it
+is: the rule it judges by in each accuracy mode, the verdict's exit codes, the float64
+reference's bound, the random operators it names, and a case filled in as artifacts.cc
+fills it. (//reducer:repro_rule_differential_test holds the rule to the C++ one on 6,000
+cases; a repro.py run end to end is tools/repro_roundtrip.sh's and the real-model corpus'.)"""
+import contextlib
+import importlib.util
+import io
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+import torch
+
+TEMPLATE = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "repro_template.py")
+TMP = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+
+
+def load(case=None, name="repro_under_test"):
+    """The template as a module; `case` replaces the lines between its case markers."""
+    with open(TEMPLATE) as f:
+        text = f.read()
+    if case is not None:
+        text = re.sub(r"(# --- the case:[^\n]*\n).*?(# --- end of the case ---)", lambda m: m.group(1) + case +
+                      "\n" + m.group(2), text, flags=re.S)
+    path = os.path.join(TMP, name + ".py")
+    with open(path, "w") as f:
+        f.write(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+R = load()
+
+
+def fp64_of(t):
+    return t.to(torch.float64)
+
+
+class Rule(unittest.TestCase):
+    def test_fp64_mode(self):
+        eager = torch.randn(64)
+        acc = {"mode": R.FP64, "tolerance": 1e-3}
+        self.assertEqual(R.judge(eager, eager.clone(), fp64_of(eager), acc)[0], "passes")
+        self.assertEqual(R.judge(eager, eager + 1.0, fp64_of(eager), acc)[0], "accuracy")
+        verdict, why = R.judge(eager, eager[:10], fp64_of(eager), acc)
+        self.assertEqual(verdict, "accuracy")
+        self.assertIn("compiled torch.float32[10], eager torch.float32[64]", why)
+
+    def test_strict_mode(self):
+        eager = torch.ones(8)
+        acc = {"mode": R.STRICT, "tolerance": 1e-2}
+        self.assertEqual(R.judge(eager, eager + 5e-3, None, acc)[0], "passes")
+        self.assertEqual(R.judge(eager, eager + 5e-2, None, acc)[0], "accuracy")
+
+    def test_assert_close_mode_takes_the_tests_tolerances(self):
+        eager = torch.ones(8)
+        default = {"mode": R.ASSERT_CLOSE, "tolerance": 1e-3}
+        self.assertEqual(R.judge(eager, eager + 1e-3, None, default)[0], "accuracy")  # float32: rtol 1.3e-6
+        loose = dict(default, rtol=1e-2, atol=1e-2)
+        self.assertEqual(R.judge(eager, eager + 1e-3, None, loose)[0], "passes")
+        self.assertEqual(R.assert_close_tolerances(eager, {"rtol": -1, "atol": None}), (1.3e-6, 1e-5))
+
+    def test_non_floating_outputs(self):
+        a, b = torch.tensor([1, 2, 3]), torch.tensor([1, 2, 4])
+        self.assertEqual(R.judge(a, b, None, {"mode": R.FP64, "tolerance": 1e-3, "ignore_non_fp": True})[0], "passes")
+        self.assertEqual(R.judge(a, b, None, {"mode": R.FP64, "tolerance": 1e-3, "exact_non_fp": True})[0],
+                         "accuracy")
+        self.assertEqual(R.judge(a, a.clone(), None, {"mode": R.FP64, "tolerance": 1e-3, "exact_non_fp": True})[0],
+                         "passes")
+
+    def test_an_unreliable_reference_is_named(self):
+        torch.manual_seed(0)
+        fp64 = torch.randn(256, dtype=torch.float64)
+        eager = (fp64 + 0.5 * torch.randn(256, dtype=torch.float64)).float()  # eager far from float64
+        compiled = (fp64 + 0.4 * torch.randn(256, dtype=torch.float64)).float()
+        relative = R.unreliable_reference(eager, compiled, fp64, 1e-3)
+        self.assertIsNotNone(relative)
+        self.assertGreater(relative, R.UNRELIABLE_REFERENCE)
+        self.assertIsNone(R.unreliable_reference(eager, eager.clone(), fp64, 1e-3))
+
+
+class Verdict(unittest.TestCase):
+    def observed(self, module, reason, message=""):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = module.observed(reason, message)
+        return code, out.getvalue()
+
+    def test_exit_codes(self):
+        self.assertEqual(R.FAILURE_CLASS, "accuracy")
+        code, text = self.observed(R, "accuracy", "output 0 differs")
+        self.assertEqual(code, 1)
+        self.assertIn("the failure REPRODUCES", text)
+        self.assertEqual(self.observed(R, "passes")[0], 0)
+        code, text = self.observed(R, "compile error", "g++ failed")
+        self.assertEqual(code, 2)
+        self.assertIn("expected accuracy; it does not reproduce", text)
+
+    def test_a_filled_case_judges_its_own_class_and_check_str(self):
+        case = ('FAILURE_CLASS = "compile error"\nCHECK_STR = "error: \'foo\'"\nINDUCTOR_CONFIGS = json.loads("{}")\n'
+                'MODEL = "model"\nOPTIONS = {"accuracy": {"mode": "strict", "tolerance": 0.01}, '
+                '"runner": {"op_libraries": ["libops.so"], "env": [], "seed": 5}}\nDEVICE = "cpu"\n'
+                'FP64, STRICT, ASSERT_CLOSE = "fp64", "strict", "assert_close"\nUNRELIABLE_REFERENCE = 0.1')
+        filled = load(case, "repro_filled")
+        self.assertEqual(filled.ACCURACY, {"mode": "strict", "tolerance": 0.01})
+        self.assertEqual(filled.SEED, 5)
+        self.assertEqual(filled.OP_LIBRARIES, [os.path.join(TMP, "libops.so")])  # beside repro.py
+        self.assertEqual(self.observed(filled, "compile error", "x.cpp: error: 'foo' was not declared")[0], 1)
+        self.assertEqual(self.observed(filled, "compile error", "another error")[0], 2)
+
+
+class RandomOperators(unittest.TestCase):
+    def test_named_in_subgraphs_too(self):
+        class M(torch.nn.Module):
+            def forward(self, x):
+                def noisy(x):
+                    return x + torch.rand_like(x)
+
+                def quiet(x):
+                    return x * 2
+
+                return torch.cond(x.sum() > 0, noisy, quiet, (x,)) + torch.randn(3)
+
+        ep = torch.export.export(M(), (torch.ones(3),))
+        found = R.random_operators(ep)
+        self.assertEqual(len(found), 2, found)
+        self.assertEqual(R.random_operators(torch.export.export(torch.nn.ReLU(), (torch.ones(3),))), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
