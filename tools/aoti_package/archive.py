@@ -1,4 +1,6 @@
-"""The .pt2 archive: read an exported program, write and merge archives, record an export failure."""
+"""The .pt2 archive: read an exported program, write and merge archives, record an export
+failure.
+"""
 
 import importlib.util
 import os

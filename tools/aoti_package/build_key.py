@@ -1,4 +1,6 @@
-"""The build key: refuse to package on a host whose CPU ISA differs from the one the build was keyed on."""
+"""The build key: refuse to package on a host whose CPU ISA differs from the one the build was
+keyed on.
+"""
 
 import json
 

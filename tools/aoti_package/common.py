@@ -5,13 +5,11 @@ import sys
 
 PACKAGE_FORMAT = "aoti_harness.package/1"
 
-
 EXTRA_DIR = "extra/aoti_harness/"
 
 
 # Raw tensors live outside extra/: torch.export.load reads every extra/ file as text.
 TENSOR_DIR = "aoti_harness/"
-
 
 AOTI_DIR = "data/aotinductor/"
 

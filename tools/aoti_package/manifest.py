@@ -1,4 +1,6 @@
-"""The manifest (extra/aoti_harness/package.json): its schema, writer and reader (harness/archive/package_manifest.h is the C++ half)."""
+"""The manifest (extra/aoti_harness/package.json): its schema, writer and reader
+(harness/archive/package_manifest.h is the C++ half).
+"""
 
 import json
 
@@ -12,7 +14,6 @@ from .model_file import DEVICE_RE
 # required ones are those ParsePackageManifest requires; the others have defaults there.
 MANIFEST_FIELDS = {"format": str, "model_name": str, "compile": dict, "inputs": list, "eager_outputs": list}
 
-
 MANIFEST_OPTIONAL = {
     "model_file": str, "seed": int, "torch_version": str, "torch_git_version": str, "inductor_configs": dict,
     "export": dict, "eager_fp64_outputs": list, "reduced_from": str, "cuda_version": str, "prebuilt": dict,
@@ -22,7 +23,6 @@ MANIFEST_OPTIONAL = {
 # A tensor record: dtype, sizes and file required; name, strides (row-major when absent)
 # and device optional, as TensorRecordFromJson has them.
 TENSOR_RECORD_FIELDS = {"dtype": str, "sizes": list, "file": str}
-
 
 TENSOR_RECORD_OPTIONAL = {"name": str, "strides": (list, type(None)), "device": str}
 

@@ -1,4 +1,6 @@
-"""A shipped package (aoti_prebuilt_package): its compiled model kept as it is, its provenance recorded."""
+"""A shipped package (aoti_prebuilt_package): its compiled model kept as it is, its provenance
+recorded.
+"""
 
 import os
 import time

@@ -1,4 +1,6 @@
-"""The harness' raw tensor format (harness/archive/tensor_io.h) and the records of a package's tensors."""
+"""The harness' raw tensor format (harness/archive/tensor_io.h) and the records of a package's
+tensors.
+"""
 
 
 
