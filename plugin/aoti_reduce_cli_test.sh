@@ -56,4 +56,13 @@ case_json "$work/inside" original.pt2
 expect 0 "passes" "a case inside its directory runs" run --case_dir="$work/inside"
 expect 0 "passes" "--allow_outside_case_dir lets a case made by hand run" \
   run --case_dir="$work/outside" --allow_outside_case_dir
+
+# bisect-torch: wrong input is named, never a crash.
+expect 2 "bisect-torch needs --case_dir" "bisect-torch without a case" bisect-torch
+expect 2 "has no repro.py" "bisect-torch on a case with no repro" bisect-torch --case_dir="$work/inside" \
+  --torch_pythons=/bin/true
+expect 2 "no such directory" "bisect-torch on a directory that is not there" bisect-torch --case_dir="$work/nowhere"
+mkdir -p "$work/repro" && echo "# stand-in" >"$work/repro/repro.py"
+expect 0 "No torch of the 1 torch could judge" "bisect-torch with a Python that has no torch: said, not a crash" \
+  bisect-torch --case_dir="$work/repro" --torch_pythons=/bin/false
 exit $failed

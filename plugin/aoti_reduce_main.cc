@@ -17,9 +17,18 @@
 // why).
 //   aoti_reduce --print_strategies
 //
+//   aoti_reduce bisect-torch --case_dir DIR [--torch_pythons PY,PY,...]
+//     Which torch broke it: DIR's repro.py (DIR: a repro directory, or a case directory
+//     holding repro/) run under each torch, oldest first (default: every virtualenv
+//     tools/torch_matrix.sh made, ~/.cache/aoti_harness/torch-*, and the set-up's); the
+//     newest torch that passes, the oldest that fails and the inductor config that differs
+//     between them, into DIR's report.md, summary.json and test.xml. Exit status: 0 the
+//     torches were tried (the answer says what they showed), 2 bad input.
+//
 // This replaces upstream's minifier_launcher.py.
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -41,6 +50,7 @@
 #include "reducer/progress.h"
 #include "reducer/reducer.h"
 #include "reducer/strategies/strategy.h"
+#include "reducer/torch_bisect.h"
 
 DEFINE_string(package, "", "the failing program archive (.pt2)");
 DEFINE_string(inputs, "", "a tensor bundle directory with the inputs (default: the archive's sample inputs)");
@@ -80,6 +90,10 @@ DEFINE_bool(allow_outside_case_dir, false,
             "directory is code: its op libraries are loaded, its .pt2 holds a shared object; reduce a case you did not "
             "make only in a sandbox)");
 DEFINE_bool(print_strategies, false, "list the strategies in the order they run, and exit");
+DEFINE_string(torch_pythons, "",
+              "bisect-torch: the torches to try, comma-separated Pythons (default: each ~/.cache/aoti_harness/torch-*/bin/"
+              "python that tools/torch_matrix.sh made, and the set-up's)");
+DEFINE_double(torch_timeout_s, 1800, "bisect-torch: one run of repro.py under one torch (a compile and a run)");
 
 namespace {
 
@@ -206,13 +220,57 @@ aoti::CompileServerOptions ServerFromFlags(const aoti::ReduceSpec& spec, const a
   return aoti::ServerForCase(server, spec.check, options, out);
 }
 
+// BisectTorchMain: `aoti_reduce bisect-torch`.
+int BisectTorchMain(const char* argv0) {
+  if (FLAGS_case_dir.empty()) {
+    throw aoti::HarnessError("bisect-torch needs --case_dir: the repro directory the reducer wrote (<case>/repro, or "
+                             "minify's --out)");
+  }
+  std::string dir = aoti::OpenCaseDir(FLAGS_case_dir);
+  std::error_code ec;
+  if (!std::filesystem::exists(dir + "/repro.py", ec) && std::filesystem::exists(dir + "/repro/repro.py", ec)) {
+    dir += "/repro";
+  }
+  const char* env_runfiles = std::getenv("RUNFILES_DIR");
+  const std::string runfiles = env_runfiles ? env_runfiles : Dirname(argv0) + "/aoti_reduce.runfiles";
+  aoti::TorchBisectOptions options;
+  options.probe_script = runfiles + "/aoti_harness/tools/torch_probe.py";
+  options.timeout_s = FLAGS_torch_timeout_s;
+  options.pythons = aoti::SplitFlagList(FLAGS_torch_pythons);
+  for (std::string& p : options.pythons) p = aoti::FromWorkingDirectory(p);
+  if (options.pythons.empty()) {
+    const char* home = std::getenv("HOME");
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const std::string cache = xdg && *xdg ? std::string(xdg) : std::string(home ? home : "") + "/.cache";
+    const char* venvs = std::getenv("AOTI_MATRIX_VENVS");
+    const char* setup = std::getenv("AOTI_PYTHON");
+    options.pythons = aoti::InstalledTorchPythons(venvs && *venvs ? venvs : cache + "/aoti_harness",
+                                                  setup && *setup ? setup : cache + "/aoti_harness/venv/bin/python");
+    if (options.pythons.empty()) {
+      throw aoti::HarnessError("no torch installed to try: make the matrix's virtualenvs (bash tools/torch_matrix.sh), "
+                               "or give --torch_pythons=PY,PY,...");
+    }
+  }
+  const aoti::TorchBisect b =
+      aoti::BisectTorch(dir, options, [](const std::string& s) { LOG(INFO) << "bisect-torch: " << s; });
+  aoti::WriteTorchBisect(b, dir);
+  for (const aoti::TorchRun& r : b.runs) {
+    std::cout << "  " << (r.torch.version.empty() ? r.torch.python : r.torch.version) << ": "
+              << aoti::TorchVerdictName(r.verdict) << "\n";
+  }
+  std::cout << b.answer << "\nwritten into " << dir << ": report.md, summary.json (torch_bisect), test.xml, torch_bisect/\n";
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   if (FLAGS_print_strategies) {
     for (const auto& s : aoti::Strategies()) std::cout << s.name << "\t" << s.description << "\n";
     return 0;
   }
+  if (argc == 2 && std::string(argv[1]) == "bisect-torch") return BisectTorchMain(argv[0]);
   if (argc != 2 || (std::string(argv[1]) != "run" && std::string(argv[1]) != "minify")) {
-    std::cerr << "usage: aoti_reduce run|minify --package P [options]; see --help\n";
+    std::cerr << "usage: aoti_reduce run|minify --package P [options], or aoti_reduce bisect-torch --case_dir DIR; "
+                 "see --help\n";
     return 64;
   }
   HonourTestFlags();
@@ -222,6 +280,7 @@ int Main(int argc, char** argv) {
   if (std::string(argv[1]) == "run") {
     const aoti::CheckReport r =
         aoti::CheckAotiMatchesEager(spec.package, spec.inputs.empty() ? nullptr : &spec.inputs, spec.check);
+    if (!r.built_by.empty()) std::cout << "the shipped package: " << r.built_by << "\n";
     std::cout << (r.pass ? "passes: compiled matches eager" : "fails (" + r.failure_class + "): " + r.message) << "\n";
     return r.pass ? 0 : 1;
   }
@@ -252,7 +311,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("aoti_reduce run|minify --package P [options]");
+  gflags::SetUsageMessage("aoti_reduce run|minify --package P [options] | bisect-torch --case_dir DIR");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   aoti::InitLogging(argv[0], FLAGS_v);
   // Run by hand or by `bazel run` (which sets no RUNFILES_DIR in every Bazel): the runfiles

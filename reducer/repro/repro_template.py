@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # aoti_harness repro (the template: reducer/artifacts.cc writes the header and the case).
 #
-# Usage: python repro.py    (exit 1: the failure reproduces; 0: it does not; 2: it fails differently)
+# Usage: python repro.py    (exit 1: the failure reproduces; 0: it does not; 2: it fails differently;
+#                           3: this torch cannot run the repro at all, e.g. cannot load repro.pt2)
 import copy
 import json
 import os
@@ -60,7 +61,7 @@ def load_program():
             except (AttributeError, TypeError):  # another torch: its public loader
                 return _package.load_pt2(PROGRAM).exported_programs[MODEL]
         except NotImplementedError as e:
-            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.\w+ in pytree is not registered", str(e))
+            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.\w+ in pytree (?:is not|failed)", str(e))
             if not found or found.group(1) in sys.modules:
                 raise
             importlib.import_module(found.group(1))
@@ -271,4 +272,10 @@ if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         child(*sys.argv[2:])
         sys.exit(0)
-    sys.exit(main())
+    print(f"repro.py: torch {torch.__version__}")
+    try:
+        code = main()
+    except Exception as e:  # not a verdict: this torch could not load or judge the program
+        print(f"repro.py: torch {torch.__version__} cannot run this repro: {type(e).__name__}: {str(e)[-2000:]}")
+        code = 3
+    sys.exit(code)
