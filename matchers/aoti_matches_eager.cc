@@ -52,6 +52,8 @@ std::string NamedByLabel(std::string message, const std::string& path, const std
   CheckOptions keep = options;
   keep.keep_values = true;  // eager's outputs, for the triage's NaN/Inf count
   CheckReport r = CheckAotiMatchesEager(package, inputs, keep);
+  // A shipped package: which torch built it, on the CI page whatever the verdict.
+  if (!r.built_by.empty()) ::testing::Test::RecordProperty("aoti_built_by", r.built_by);
   if (r.pass) {
     if (report) *report = r;
     return ::testing::AssertionSuccess();

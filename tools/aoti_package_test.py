@@ -181,6 +181,71 @@ class Archive(unittest.TestCase):
         self.assertEqual(r.read_bytes("keep.txt"), b"new")
         self.assertFalse(os.listdir(work), "written aside, then moved")
 
+    def test_a_program_returning_a_librarys_pytree_type_is_read(self):
+        # As a transformers ModelOutput: the type registers itself with pytree when its module
+        # is imported, which a fresh process (the packager's) has not done. load_program imports
+        # the module the loader names (each torch's wording) and reads the program.
+        lib = tempfile.mkdtemp(dir=TMP)
+        with open(os.path.join(lib, "team_outputs.py"), "w") as f:
+            f.write("import dataclasses, torch\n"
+                    "@dataclasses.dataclass\n"
+                    "class Out:\n    logits: torch.Tensor\n"
+                    "torch.export.register_dataclass(Out, serialized_type_name='team_outputs.Out')\n")
+        pt2 = os.path.join(TMP, "returns_out.pt2")
+        code = ("import sys, torch; sys.path.insert(0, {lib!r}); import team_outputs\n"
+                "class M(torch.nn.Module):\n    def forward(self, x): return team_outputs.Out(x.relu())\n"
+                "torch.export.save(torch.export.export(M(), (torch.randn(2),)), {pt2!r})\n")
+        import subprocess
+        subprocess.run([sys.executable, "-c", code.format(lib=lib, pt2=pt2)], check=True)
+        read = ("import sys; sys.path[:0] = [{lib!r}, {tools!r}]\n"
+                "assert 'team_outputs' not in sys.modules\n"
+                "from aoti_package import archive\n"
+                "ep = archive.load_program({pt2!r}, 'model', '--prebuilt')\n"
+                "print(type(ep.module()(__import__('torch').ones(2))).__name__)\n")
+        done = subprocess.run([sys.executable, "-c", read.format(lib=lib, tools=os.path.dirname(os.path.abspath(__file__)),
+                                                                    pt2=pt2)],
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip(), "Out")
+        # Where the module cannot be imported, the error names it.
+        os.remove(os.path.join(lib, "team_outputs.py"))
+        done = subprocess.run([sys.executable, "-c", read.format(lib=lib, tools=os.path.dirname(os.path.abspath(__file__)),
+                                                                    pt2=pt2)],
+                              capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("team_outputs's pytree types, and that module cannot be imported", done.stderr)
+
+
+class Prebuilt(unittest.TestCase):
+    def test_which_torch_built_it_and_whether_this_one_can_load_it(self):
+        """A shipped compiled model whose shared object calls a function this torch lacks, and an
+        exported program recorded by another torch: both named, the package not loadable here."""
+        import subprocess
+        import zipfile
+
+        from aoti_package import prebuilt
+
+        src = write("calls.cc", 'extern "C" int aoti_torch_no_such_function_here(); extern "C" int aoti_torch_get_numel();\n'
+                                'extern "C" int shipped() { return aoti_torch_no_such_function_here() + aoti_torch_get_numel(); }\n'
+                                'const char* header = "/opt/team/venv/site-packages/torch/include/torch/csrc/inductor/aoti_runtime/model.h";\n')
+        so = os.path.join(TMP, "calls.so")
+        subprocess.run(["g++", "-shared", "-fPIC", "-o", so, src], check=True)
+        shipped = os.path.join(TMP, "shipped.pt2")
+        with zipfile.ZipFile(shipped, "w") as z:
+            z.write(so, "shipped/" + archive.AOTI_DIR + "model/abc.wrapper.so")
+        program = os.path.join(TMP, "program.pt2")
+        with zipfile.ZipFile(program, "w") as z:
+            z.writestr("program/models/model.json", json.dumps({"torch_version": "2.99.0+cu999", "graph_module": {}}))
+        work = tempfile.mkdtemp(dir=TMP)
+        p = prebuilt.provenance(shipped, "model", program, work)
+        self.assertEqual(p["built_by"], "2.99.0+cu999")
+        self.assertEqual(p["built_by_from"], "the exported program given with it")
+        self.assertEqual(p["missing_symbols"], "aoti_torch_no_such_function_here")  # get_numel is torch's
+        self.assertEqual(p["compiled_against"], "/opt/team/venv/site-packages/torch/include")
+        self.assertEqual(p["this_torch"], torch.__version__)
+        # Without an exported program that records it, the builder is not guessed.
+        self.assertEqual(prebuilt.provenance(shipped, "model", None, work)["built_by"], "")
+
 
 class Compile(unittest.TestCase):
     def test_compiler_errors_keep_the_errors(self):

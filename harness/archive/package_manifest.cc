@@ -40,8 +40,11 @@ PackageManifest ParsePackageManifest(const std::string& text, const std::string&
     m.reduced_from = j.value("reduced_from", "");
     if (j.contains("prebuilt")) {
       const auto& p = j.at("prebuilt");
-      m.prebuilt = PrebuiltRecord{p.value("package", ""), p.value("sha256", ""), p.value("program", ""),
-                                  p.value("inputs", "")};
+      m.prebuilt = PrebuiltRecord{p.value("package", ""),          p.value("sha256", ""),
+                                  p.value("program", ""),          p.value("inputs", ""),
+                                  p.value("built_by", ""),         p.value("built_by_from", ""),
+                                  p.value("compiled_against", ""), p.value("missing_symbols", ""),
+                                  p.value("this_torch", "")};
     }
     const auto& c = j.at("compile");
     m.compile.status = c.at("status").get<std::string>();
@@ -101,7 +104,12 @@ std::string PackageManifestToJson(const PackageManifest& m) {
     j["prebuilt"] = {{"package", m.prebuilt->package},
                      {"sha256", m.prebuilt->sha256},
                      {"program", m.prebuilt->program},
-                     {"inputs", m.prebuilt->inputs}};
+                     {"inputs", m.prebuilt->inputs},
+                     {"built_by", m.prebuilt->built_by},
+                     {"built_by_from", m.prebuilt->built_by_from},
+                     {"compiled_against", m.prebuilt->compiled_against},
+                     {"missing_symbols", m.prebuilt->missing_symbols},
+                     {"this_torch", m.prebuilt->this_torch}};
   }
   // Sorted keys, one space of indent: the same text Python's json.dumps(indent=1,
   // sort_keys=True) writes for the same manifest.

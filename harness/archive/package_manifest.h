@@ -34,6 +34,15 @@ struct PrebuiltRecord {
   std::string sha256;    // of the shipped .pt2
   std::string program;   // where the exported program came from (the same archive, or a file)
   std::string inputs;    // where the inputs came from
+  // Which torch built it, as far as the package says: the torch_version of its exported
+  // program's record ("" where none is recorded), and where that was read.
+  std::string built_by;
+  std::string built_by_from;
+  std::string compiled_against;  // the torch headers its shared object names ("" none found)
+  // The aoti_torch_* functions its compiled model calls that the packaging torch (the
+  // test's) does not have, comma-separated: where not empty, this torch cannot load it.
+  std::string missing_symbols;
+  std::string this_torch;  // the torch that packaged it for the test (the test's)
 };
 
 struct PackageManifest {

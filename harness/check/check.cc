@@ -179,6 +179,29 @@ struct Checking {
   }
 };
 
+bool PreflightProblems(Checking& c, const std::vector<std::string>& problems, const std::string& header);
+
+// ShippedByThisTorch: a package a team shipped (aoti_prebuilt_package) says which torch
+// built it; one whose compiled model calls functions this torch's libtorch lacks cannot be
+// loaded here at all, which is said before anything runs (a preflight problem: not the
+// compiler's failure, nothing to reduce).
+bool ShippedByThisTorch(Checking& c) {
+  const auto& m = c.archive->Manifest();
+  if (!m || !m->prebuilt) return true;
+  const PrebuiltRecord& p = *m->prebuilt;
+  const std::string here = p.this_torch.empty() ? m->torch_version : p.this_torch;
+  c.r.built_by = (p.built_by.empty() ? "built by a torch the package does not record" +
+                                           (p.compiled_against.empty() ? "" : " (compiled against " + p.compiled_against + ")")
+                                     : "built by torch " + p.built_by + " (" + p.built_by_from + ")") +
+                 "; tested under torch " + here;
+  if (p.missing_symbols.empty()) return true;
+  return PreflightProblems(c,
+                           {"torch " + here + " cannot load the shipped compiled model: it calls " + p.missing_symbols +
+                            ", which this torch's libtorch does not have (" + c.r.built_by +
+                            "). Test it under the torch that built it, or ship a package built by this one."},
+                           " with the shipped package");
+}
+
 bool OpenPackage(Checking& c) {
   c.what = c.package + (c.options.model.empty() ? "" : " model '" + c.options.model + "'");
   try {
@@ -196,7 +219,7 @@ bool OpenPackage(Checking& c) {
   } catch (const HarnessError& e) {
     return c.Failed(Name(FailureClass::kHarnessError), e.what());
   }
-  return true;
+  return ShippedByThisTorch(c);
 }
 
 // PreflightProblems: the preflight's verdict, its problems listed under `header`.
@@ -267,10 +290,12 @@ bool RunCompiledModel(Checking& c) {
                                "");
     }
   }
+  // A shipped package's failure to run says which torch built it and which runs it.
+  const std::string shipped = c.r.built_by.empty() ? "" : "\n  the shipped package: " + c.r.built_by;
   if (o.kind == OutcomeKind::kSignal) {
-    return c.Failed(o.Summary().substr(0, o.Summary().find(" (")), c.what + ": " + o.message);
+    return c.Failed(o.Summary().substr(0, o.Summary().find(" (")), c.what + ": " + o.message + shipped);
   }
-  return c.Failed(OutcomeKindName(o.kind), c.what + ": the compiled model failed: " + o.Summary());
+  return c.Failed(OutcomeKindName(o.kind), c.what + ": the compiled model failed: " + o.Summary() + shipped);
 }
 
 // RunEager: eager twice, to see whether the model itself is random (a second run only where

@@ -36,6 +36,9 @@ struct CheckReport {
   std::vector<TensorComparison> comparisons;
   std::vector<std::string> preflight_problems;  // each problem the preflight found
   std::string fp64_note;  // set when there is no float64 reference, and why
+  // A package brought in as shipped (aoti_prebuilt_package): which torch built it and which
+  // torch the test runs ("built by torch 2.12.1 (...); tested under torch 2.13.0"); "" else.
+  std::string built_by;
   // runs: the compiled runs this verdict rests on (1; after a failure 1 + the reruns; with
   // votes, up to CheckOptions::votes). runs_failed: those that failed as this report says.
   // flaky: the failure came back in some runs only (the message gives the rate).

@@ -72,7 +72,9 @@ def load_program(path, name, what):
             # A program whose inputs or outputs are a library's pytree type (transformers'
             # ModelOutput dicts): the type is registered when its module is imported, as the
             # team's own code does before it loads the program.
-            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.[A-Za-z_]\w* in pytree is not registered", str(e))
+            # (torch up to 2.14 says "... in pytree is not registered", 2.15 "... in pytree
+            # failed because the serialized type is not registered".)
+            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.[A-Za-z_]\w* in pytree (?:is not|failed)", str(e))
             if not found or found.group(1) in imported:
                 raise ContractError(f"{what} {path!r}: cannot read its exported program: {e}") from e
             imported.add(found.group(1))

@@ -54,7 +54,9 @@ def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=
         m["reduced_from"] = reduced_from
     if prebuilt:
         # Brought in as a team shipped it: the compiled model is the shipped one.
-        m["prebuilt"] = {k: str(prebuilt.get(k, "")) for k in ("package", "sha256", "program", "inputs")}
+        m["prebuilt"] = {k: str(prebuilt.get(k, "")) for k in ("package", "sha256", "program", "inputs", "built_by",
+                                                                "built_by_from", "compiled_against", "missing_symbols",
+                                                                "this_torch")}
     return check_manifest(m, "the manifest being written")
 
 

@@ -46,6 +46,87 @@ def check_call_spec(shipped, model_name, ep):
                                 "program are not the same model (give the exported program it was compiled from)")
 
 
+def program_torch_version(archive, name):
+    """The torch that exported the program `name` of `archive` (its models/<name>.json's
+    torch_version), or "" where the record holds none."""
+    import json
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(archive) as z:
+            entry = next((n for n in z.namelist() if n.endswith(f"models/{name}.json")), None)
+            if entry is None:
+                return ""
+            return str(json.loads(z.read(entry)).get("torch_version") or "")
+    except (OSError, ValueError, zipfile.BadZipFile):
+        return ""
+
+
+def compiled_model_needs(archive, name, workdir):
+    """What the shipped compiled model `name` needs of libtorch: (the aoti_torch_* functions
+    its shared objects call, the torch headers they were compiled against or "")."""
+    import re
+    import subprocess
+    import zipfile
+
+    needs, headers = set(), ""
+    with zipfile.ZipFile(archive) as z:
+        for n in z.namelist():
+            if not (n.endswith(".so") and f"{AOTI_DIR}{name}/" in n):
+                continue
+            so, data = os.path.join(workdir, "shipped_" + os.path.basename(n)), z.read(n)
+            with open(so, "wb") as f:
+                f.write(data)
+            found = re.search(rb"(/[\x21-\x7e]{1,400}?)/torch/csrc/inductor/aoti_runtime/", data)
+            if found and not headers:
+                headers = found.group(1).decode(errors="replace")
+            try:
+                out = subprocess.run(["nm", "-D", "--undefined-only", so], capture_output=True, text=True,
+                                     timeout=60).stdout
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            needs.update(line.split()[-1] for line in out.splitlines() if line.split() and
+                         line.split()[-1].startswith("aoti_torch_"))
+    return sorted(needs), headers
+
+
+def missing_in_this_torch(symbols):
+    """Of `symbols`, those no library of this torch defines: a compiled model that calls one
+    cannot be loaded here at all."""
+    import ctypes
+
+    import torch
+
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+    libs = []
+    for so in ("libtorch_cpu.so", "libtorch_cuda.so", "libtorch.so"):
+        if os.path.exists(os.path.join(lib, so)):
+            try:
+                libs.append(ctypes.CDLL(os.path.join(lib, so)))
+            except OSError:
+                pass
+    return [s for s in symbols if not any(hasattr(l, s) for l in libs)]
+
+
+def provenance(shipped, name, program_file, workdir):
+    """Which torch built the shipped package, and whether this torch can load it."""
+    import torch
+
+    built_by, built_by_from = program_torch_version(shipped, name), "the shipped archive's exported program"
+    if not built_by and program_file:
+        built_by, built_by_from = program_torch_version(program_file, name) or program_torch_version(
+            program_file, "model"), "the exported program given with it"
+    needs, headers = compiled_model_needs(shipped, name, workdir)
+    missing = missing_in_this_torch(needs)
+    p = {"built_by": built_by, "built_by_from": built_by_from if built_by else "", "compiled_against": headers,
+         "missing_symbols": ",".join(missing), "this_torch": torch.__version__}
+    log(f"the shipped compiled model: built by torch {built_by or '(not recorded)'}"
+        f"{' (' + built_by_from + ')' if built_by else ''}; this torch {torch.__version__} "
+        + (f"lacks {', '.join(missing)}, which it calls: it cannot be loaded here" if missing
+           else f"has all {len(needs)} aoti_torch_* functions it calls"))
+    return p
+
+
 def package_prebuilt(args, configs, workdir, start):
     """A harness package around a .pt2 a team shipped: its compiled model copied as it is
     (never recompiled), the exported program (from the same archive or --exported-program),
@@ -103,7 +184,8 @@ def package_prebuilt(args, configs, workdir, start):
         name, {"status": "ok", "seconds": 0.0}, recs["inputs"], model_file=source, seed=args.seed,
         inductor_configs=configs, dynamic_shapes=bool(ep.range_constraints), from_program=True,
         eager_outputs=recs["eager"], eager_fp64_outputs=recs["eager_fp64"],
-        prebuilt={"package": source, "sha256": sha256_of(shipped), "program": program_from, "inputs": inputs_from})
+        prebuilt={"package": source, "sha256": sha256_of(shipped), "program": program_from, "inputs": inputs_from,
+                  **provenance(shipped, name, args.exported_program, workdir)})
     # The compiled model exactly as shipped: its data/aotinductor/<name>/ records, copied.
     write_archive(args.out, ep, name, (shipped, []), manifest, tensors, workdir, only=AOTI_DIR + name + "/")
     log(f"wrote {args.out} in {time.time() - start:.1f}s (the shipped compiled model {name!r}, not recompiled)")
