@@ -18,6 +18,7 @@
 
 #include "harness/case/case_file.h"
 #include "harness/util/errors.h"
+#include "harness/util/json_util.h"
 #include "harness/util/subprocess.h"
 #include "harness/archive/pt2_archive.h"
 #include "harness/archive/tensor_bundle.h"
@@ -33,12 +34,6 @@ namespace {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-// JsonText: j as text; a string that is not valid UTF-8 (a path, an environment value) is
-// written with U+FFFD where the bad bytes were instead of throwing.
-std::string JsonText(const json& j, int indent = -1) {
-  return j.dump(indent, ' ', false, json::error_handler_t::replace);
-}
 
 std::string ArgText(const json& arg) {
   if (!arg.is_object() || arg.size() != 1) return JsonText(arg);
@@ -58,12 +53,6 @@ std::string ArgText(const json& arg) {
 }
 
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-void WriteAtomically(const std::string& path, const std::string& data) {
-  const std::string tmp = path + ".partial";
-  WriteTextFile(tmp, data);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw HarnessError("cannot move " + tmp + " to " + path);
-}
 
 
 std::string Py(const std::string& text) { return StringLiteral(text, SourceLanguage::kPython); }
@@ -448,7 +437,7 @@ CheckOptions WriteCase(const ReduceResult& r, const ReduceSpec& spec, const Redu
   case_file.inputs_dir = spec.inputs.empty() ? "" : out_dir + "/original_inputs";
   case_file.device = device;
   case_file.options = check;
-  WriteAtomically(out_dir + "/case.json", JsonText(CaseFileToJson(case_file, out_dir), 1));
+  WriteTextFileAtomically(out_dir + "/case.json", JsonText(CaseFileToJson(case_file, out_dir), 1));
   return check;
 }
 
@@ -463,27 +452,27 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   // The repro judges as the reduction did: a hang at the reduction's shorter timeout.
   if (r.hang_timeout_s > 0) repro_check.runner.timeout_s = r.hang_timeout_s;
   const json options_json = CheckOptionsToJson(repro_check, out_dir);
-  WriteAtomically(out_dir + "/check_options.json", JsonText(options_json, 1) + "\n");
+  WriteTextFileAtomically(out_dir + "/check_options.json", JsonText(options_json, 1) + "\n");
   if (!r.final_archive.empty()) CopyFileAtomically(r.final_archive, out_dir + "/repro.pt2");
   for (const auto& [nodes, archive] : r.checkpoints) {
     if (full && !archive.empty()) CopyFileAtomically(archive, out_dir + "/checkpoints/" + std::to_string(nodes) + ".pt2");
   }
   const std::string env = EnvironmentHeader(r.final_archive.empty() ? spec.package : r.final_archive);
-  WriteAtomically(out_dir + "/aoti_aten_fallbacks.py", kAtenFallbacksModule);
-  WriteAtomically(out_dir + "/repro.py", ReproPy(r, JsonText(options_json), options.check_str, env, device));
+  WriteTextFileAtomically(out_dir + "/aoti_aten_fallbacks.py", kAtenFallbacksModule);
+  WriteTextFileAtomically(out_dir + "/repro.py", ReproPy(r, JsonText(options_json), options.check_str, env, device));
   // graph.dot, the culprit marked (report.html draws it).
-  WriteAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));
-  WriteAtomically(out_dir + "/BUILD.bazel", ReproBuild(r, options_json, device));
-  WriteAtomically(out_dir + "/repro_test.cc", ReproTestCc(r));
+  WriteTextFileAtomically(out_dir + "/graph.dot", GraphDot(r.minimal, {}, r.culprit));
+  WriteTextFileAtomically(out_dir + "/BUILD.bazel", ReproBuild(r, options_json, device));
+  WriteTextFileAtomically(out_dir + "/repro_test.cc", ReproTestCc(r));
   if (r.stage.ran) {
     const std::string label = "`" + ShownPackage(r, spec) + "` (model `" + r.model + "`)";
-    WriteAtomically(out_dir + "/workaround.md", WorkaroundMarkdown(r.stage, label));
+    WriteTextFileAtomically(out_dir + "/workaround.md", WorkaroundMarkdown(r.stage, label));
   }
-  WriteAtomically(out_dir + "/report.md", ReportMarkdown(r, spec, *original, env, not_written));
-  WriteAtomically(out_dir + "/diagnosis.md", DiagnosisOfRepro(r));
+  WriteTextFileAtomically(out_dir + "/report.md", ReportMarkdown(r, spec, *original, env, not_written));
+  WriteTextFileAtomically(out_dir + "/diagnosis.md", DiagnosisOfRepro(r));
   // report.html: the same, as a page with the graphs drawn and the error plotted.
-  WriteAtomically(out_dir + "/report.html", ReportHtml(r, spec, env, WithReproPath(r.message, r.final_archive), out_dir));
-  WriteAtomically(out_dir + "/summary.json", JsonText(SummaryJson(r, spec, not_written), 1) + "\n");
+  WriteTextFileAtomically(out_dir + "/report.html", ReportHtml(r, spec, env, WithReproPath(r.message, r.final_archive), out_dir));
+  WriteTextFileAtomically(out_dir + "/summary.json", JsonText(SummaryJson(r, spec, not_written), 1) + "\n");
 }
 
 // ReplaceDirectory puts `staging` where `out_dir` is, in one step when the kernel can
@@ -545,13 +534,13 @@ void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceO
 
 void WriteNotReproduced(const std::string& out_dir, const std::string& failure_class, const std::string& message) {
   MakeDirs(out_dir);
-  WriteAtomically(out_dir + "/report.md",
+  WriteTextFileAtomically(out_dir + "/report.md",
                   "# Not reduced: a fresh compile does not reproduce the failure\n\n"
                   "The test failed as **" + failure_class + "**, and nothing was reduced:\n\n" + message +
                   "\n\nThe test's own case (case.json, original.pt2, inputs/, diagnosis.md) is beside this "
                   "directory.\n");
   const json summary = {{"reduced", false}, {"failure_class", failure_class}, {"not_reproduced", message}};
-  WriteAtomically(out_dir + "/summary.json", JsonText(summary, 1) + "\n");
+  WriteTextFileAtomically(out_dir + "/summary.json", JsonText(summary, 1) + "\n");
 }
 
 }  // namespace aoti

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "harness/util/errors.h"
+#include "harness/util/strings.h"
 #include "harness/util/subprocess.h"
 #include "harness/archive/tensor_bundle.h"
 #include "reducer/artifacts.h"
@@ -24,21 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string Escape(const std::string& s) { return MarkupEscape(s); }
 
 // A Graphviz double-quoted string's contents.
 std::string DotEscape(const std::string& s) {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "harness/util/json_util.h"
+
 namespace aoti {
 namespace {
 
@@ -112,7 +114,7 @@ std::string StarlarkConfigs(const nlohmann::json& configs) {
   std::string out = "{";
   for (const auto& [k, v] : configs.items()) {
     const std::string text =
-        v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        v.is_string() ? v.get<std::string>() : JsonText(v);
     out += (out.size() > 1 ? ", " : "") + StringLiteral(k, SourceLanguage::kStarlark) + ": " +
            StringLiteral(text, SourceLanguage::kStarlark);
   }

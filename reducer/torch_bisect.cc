@@ -12,6 +12,7 @@
 #include "harness/archive/tensor_bundle.h"
 #include "harness/case/case_file.h"
 #include "harness/util/errors.h"
+#include "harness/util/json_util.h"
 #include "harness/util/strings.h"
 #include "harness/util/subprocess.h"
 
@@ -43,36 +44,7 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
 
 std::string Tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
 
-std::string JsonDump(const json& j, int indent = -1) {
-  return j.dump(indent, ' ', false, json::error_handler_t::replace);
-}
-
-void WriteAside(const std::string& path, const std::string& data) {
-  const std::string tmp = path + ".partial";
-  WriteTextFile(tmp, data);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw HarnessError("cannot move " + tmp + " to " + path);
-}
-
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\n': out += "&#10;"; break;
-      default:
-        // Control characters other than tab and newline are not XML.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
+std::string XmlEscape(const std::string& s) { return MarkupEscape(s, /*escape_newlines=*/true); }
 
 // The lines repro.py said about its verdict ("repro.py: ..."), else the output's end.
 std::string SaidByRepro(const std::string& output) {
@@ -105,7 +77,7 @@ std::string Seconds(double s) {
   return buf;
 }
 
-std::string ValueText(const json& v) { return v.is_string() ? v.get<std::string>() : JsonDump(v); }
+std::string ValueText(const json& v) { return v.is_string() ? v.get<std::string>() : JsonText(v); }
 
 constexpr char kSectionBegin[] = "<!-- aoti_reduce bisect-torch -->";
 constexpr char kSectionEnd[] = "<!-- end of bisect-torch -->";
@@ -487,7 +459,7 @@ void WriteTorchBisect(const TorchBisect& b, const std::string& repro_dir) {
     report += "\n";
   }
   if (report.empty()) report = "# aoti_harness repro\n";
-  WriteAside(repro_dir + "/report.md", report + "\n" + ReportSection(b));
+  WriteTextFileAtomically(repro_dir + "/report.md", report + "\n" + ReportSection(b));
   // summary.json: its other keys kept.
   json summary = json::object();
   if (fs::is_regular_file(repro_dir + "/summary.json", ec)) {
@@ -498,8 +470,8 @@ void WriteTorchBisect(const TorchBisect& b, const std::string& repro_dir) {
     }
   }
   summary["torch_bisect"] = TorchBisectJson(b);
-  WriteAside(repro_dir + "/summary.json", JsonDump(summary, 1) + "\n");
-  WriteAside(repro_dir + "/test.xml", TestXml(b));
+  WriteTextFileAtomically(repro_dir + "/summary.json", JsonText(summary, 1) + "\n");
+  WriteTextFileAtomically(repro_dir + "/test.xml", TestXml(b));
 }
 
 }  // namespace aoti

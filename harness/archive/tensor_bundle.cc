@@ -36,6 +36,16 @@ void WriteTextFile(const std::string& path, const std::string& text) {
   }
 }
 
+void WriteTextFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".partial";
+  WriteTextFile(tmp, text);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw HarnessError("cannot move " + tmp + " to " + path + ": " + std::strerror(err));
+  }
+}
+
 void CopyFileAtomically(const std::string& from, const std::string& to) {
   // By read and write in 1 MiB chunks rather than std::filesystem::copy_file: its sendfile
   // reports a full disk or a file size limit as EIO, where write says what happened.

@@ -23,6 +23,10 @@ std::vector<at::Tensor> ReadTensorBundle(const std::string& dir);
 std::string ReadTextFile(const std::string& path);
 void WriteTextFile(const std::string& path, const std::string& text);
 
+// WriteTextFileAtomically: `text` written to `path`.partial and renamed onto `path`, so a
+// reader (or a test killed at its timeout) sees the whole file or the one before, never half.
+void WriteTextFileAtomically(const std::string& path, const std::string& text);
+
 // CopyFileAtomically: copies `from` to `to` by streaming it (a model's .pt2 can be
 // gigabytes; it is never held in memory), through `to`.partial renamed into place, so a
 // reader never sees half a file. Throws HarnessError naming both paths.

@@ -14,6 +14,7 @@
 
 #include "harness/case/case_file.h"
 #include "harness/util/errors.h"
+#include "harness/util/json_util.h"
 #include "harness/util/strings.h"
 #include "harness/util/subprocess.h"
 #include "harness/archive/tensor_bundle.h"
@@ -164,16 +165,10 @@ std::string RecordFailingCase(FailingCase c) {
       f.device = c.inputs.empty() || !c.inputs[0].defined() ? std::string("cpu") : c.inputs[0].device().str();
       f.options = options;
       const nlohmann::json j = CaseFileToJson(f, dir);
-      if (!c.diagnosis_markdown.empty()) {
-        WriteTextFile(dir + "/diagnosis.md.partial", c.diagnosis_markdown);
-        std::rename((dir + "/diagnosis.md.partial").c_str(), (dir + "/diagnosis.md").c_str());
-      }
+      if (!c.diagnosis_markdown.empty()) WriteTextFileAtomically(dir + "/diagnosis.md", c.diagnosis_markdown);
       // Written aside and moved into place: a test killed at its timeout leaves a whole
       // case.json or none.
-      WriteTextFile(dir + "/case.json.partial", j.dump(1));
-      if (std::rename((dir + "/case.json.partial").c_str(), (dir + "/case.json").c_str()) != 0) {
-        throw HarnessError("cannot move case.json.partial into place");
-      }
+      WriteTextFileAtomically(dir + "/case.json", JsonText(j, 1));
       c.directory = dir;
     } catch (const std::exception& e) {
       LOG(WARNING) << "could not write the failing case to " << dir << ": " << e.what();

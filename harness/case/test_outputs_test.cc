@@ -167,4 +167,26 @@ TEST(CaseFiles, ACopyThatFailsNamesBothPathsAndLeavesNoPartialFile) {
   EXPECT_FALSE(std::filesystem::exists("/tmp/never_written.pt2.partial"));
 }
 
+// A text file written atomically replaces the old one whole; one that cannot be moved into
+// place names both paths and leaves no .partial behind.
+TEST(CaseFiles, AnAtomicWriteReplacesTheFileWholeOrSaysWhyNot) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") / "atomic_write";
+  fs::create_directories(dir);
+  const std::string path = (dir / "case.json").string();
+  aoti::WriteTextFileAtomically(path, "{\"old\": 1}");
+  aoti::WriteTextFileAtomically(path, "{\"new\": 2}");
+  EXPECT_EQ(aoti::ReadTextFile(path), "{\"new\": 2}");
+  EXPECT_FALSE(fs::exists(path + ".partial"));
+  fs::create_directories(dir / "a_directory" / "not_empty");  // rename onto it fails
+  try {
+    aoti::WriteTextFileAtomically((dir / "a_directory").string(), "text");
+    FAIL() << "expected a HarnessError";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("a_directory.partial to "), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "a_directory.partial"));
+  fs::remove_all(dir);
+}
+
 }  // namespace

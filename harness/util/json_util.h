@@ -46,6 +46,12 @@ inline std::vector<int64_t> JsonInts(const nlohmann::json& j, const std::string&
   return out;
 }
 
+// JsonText: j as text; a string that is not valid UTF-8 (a path, an environment value) is
+// written with U+FFFD where the bad bytes were instead of throwing.
+inline std::string JsonText(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 inline double JsonDouble(const nlohmann::json& j, const std::string& what) {
   if (!j.is_number()) throw HarnessError(what + ": expected a number, got " + j.dump().substr(0, 80));
   return j.get<double>();

@@ -23,6 +23,25 @@ std::string JoinInts(const std::vector<int64_t>& values) {
   return os.str();
 }
 
+std::string MarkupEscape(std::string_view text, bool escape_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      case '\n': out += escape_newlines ? "&#10;" : "\n"; break;
+      case '\t':
+      case '\r': out += c; break;
+      default: out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    }
+  }
+  return out;
+}
+
 std::string AbsolutePath(const std::string& path) {
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) ? std::string(buf) : path;

@@ -22,6 +22,13 @@ TEST(Strings, JoinIntsAsMessagesWriteSizes) {
   EXPECT_EQ(JoinInts({2, 64}), "2, 64");
 }
 
+TEST(Strings, MarkupEscapeLeavesNothingXmlCannotHold) {
+  EXPECT_EQ(MarkupEscape("a<b & 'c' > \"d\""), "a&lt;b &amp; &#39;c&#39; &gt; &quot;d&quot;");
+  EXPECT_EQ(MarkupEscape("line 1\nline 2\tx\x01\x1b[0m"), "line 1\nline 2\tx  [0m");
+  EXPECT_EQ(MarkupEscape("line 1\nline 2", /*escape_newlines=*/true), "line 1&#10;line 2");
+  EXPECT_EQ(MarkupEscape("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 passes through
+}
+
 TEST(Strings, AbsolutePathResolvesWhatExistsAndKeepsWhatDoesNot) {
   char cwd[4096];
   ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
