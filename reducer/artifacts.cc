@@ -54,7 +54,6 @@ std::string ArgText(const json& arg) {
 
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-
 std::string Py(const std::string& text) { return StringLiteral(text, SourceLanguage::kPython); }
 std::string Starlark(const std::string& text) { return StringLiteral(text, SourceLanguage::kStarlark); }
 
@@ -471,7 +470,8 @@ void WriteArtifactSet(const ReduceResult& r, const ReduceSpec& spec, const Reduc
   WriteTextFileAtomically(out_dir + "/report.md", ReportMarkdown(r, spec, *original, env, not_written));
   WriteTextFileAtomically(out_dir + "/diagnosis.md", DiagnosisOfRepro(r));
   // report.html: the same, as a page with the graphs drawn and the error plotted.
-  WriteTextFileAtomically(out_dir + "/report.html", ReportHtml(r, spec, env, WithReproPath(r.message, r.final_archive), out_dir));
+  WriteTextFileAtomically(out_dir + "/report.html",
+                          ReportHtml(r, spec, env, WithReproPath(r.message, r.final_archive), out_dir));
   WriteTextFileAtomically(out_dir + "/summary.json", JsonText(SummaryJson(r, spec, not_written), 1) + "\n");
 }
 
@@ -535,10 +535,10 @@ void WriteArtifacts(const ReduceResult& r, const ReduceSpec& spec, const ReduceO
 void WriteNotReproduced(const std::string& out_dir, const std::string& failure_class, const std::string& message) {
   MakeDirs(out_dir);
   WriteTextFileAtomically(out_dir + "/report.md",
-                  "# Not reduced: a fresh compile does not reproduce the failure\n\n"
-                  "The test failed as **" + failure_class + "**, and nothing was reduced:\n\n" + message +
-                  "\n\nThe test's own case (case.json, original.pt2, inputs/, diagnosis.md) is beside this "
-                  "directory.\n");
+                          "# Not reduced: a fresh compile does not reproduce the failure\n\n"
+                          "The test failed as **" + failure_class + "**, and nothing was reduced:\n\n" + message +
+                          "\n\nThe test's own case (case.json, original.pt2, inputs/, diagnosis.md) is beside this "
+                          "directory.\n");
   const json summary = {{"reduced", false}, {"failure_class", failure_class}, {"not_reproduced", message}};
   WriteTextFileAtomically(out_dir + "/summary.json", JsonText(summary, 1) + "\n");
 }

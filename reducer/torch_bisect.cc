@@ -51,10 +51,10 @@ std::string SaidByRepro(const std::string& output) {
   std::istringstream in(output);
   std::string line, said;
   while (std::getline(in, line)) {
-    // Its first line names the torch, which the table already does.
-    if (StartsWith(line, "repro.py: ") && !StartsWith(line, "repro.py: torch ")) {
-      said += (said.empty() ? "" : "\n") + line.substr(10);
-    } else if (StartsWith(line, "repro.py: torch ") && Contains(line, "cannot run this repro")) {
+    // Its first line names the torch, which the table already does; a line that says the
+    // torch cannot run the repro is kept.
+    if (StartsWith(line, "repro.py: ") &&
+        (!StartsWith(line, "repro.py: torch ") || Contains(line, "cannot run this repro"))) {
       said += (said.empty() ? "" : "\n") + line.substr(10);
     }
   }
@@ -222,21 +222,15 @@ TorchInstall ProbeTorch(const std::string& python, const std::string& probe_scri
     t.problem = e.what();
     return t;
   }
-  char log_name[] = "/tmp/aoti_torch_probe_XXXXXX";
-  const int fd = ::mkstemp(log_name);
-  if (fd < 0) {
-    t.problem = "cannot create a temporary file for the probe's output";
+  int status = 0;
+  std::string output;
+  bool ended = false;
+  try {
+    ended = RunCaptured({exe, probe_script, "--config"}, ChildEnvironment({}), 300, &status, &output);
+  } catch (const std::exception& e) {
+    t.problem = e.what();
     return t;
   }
-  ::close(fd);
-  int status = 0;
-  const bool ended = RunLogged({exe, probe_script, "--config"}, ChildEnvironment({}), log_name, 300, &status);
-  std::string output;
-  try {
-    output = ReadTextFile(log_name);
-  } catch (const std::exception&) {
-  }
-  ::unlink(log_name);
   if (!ended || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     t.problem = python + " cannot import torch (the probe " + (ended ? "failed" : "ran past 300 s") + "): " + Tail(output, 600);
     return t;

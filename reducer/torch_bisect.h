@@ -84,7 +84,8 @@ TorchInstall ProbeTorch(const std::string& python, const std::string& probe_scri
 void DecideBoundary(TorchBisect* bisect);
 
 // BisectTorch: repro_dir's repro.py under each torch of options.pythons, oldest first.
-// Throws HarnessError when repro_dir has no repro.py or case.json, or no torch is given.
+// Throws HarnessError when repro_dir has no repro.py, or no torch is given (its case.json,
+// where there is one, gives the repro's inductor configs).
 TorchBisect BisectTorch(const std::string& repro_dir, const TorchBisectOptions& options,
                         const std::function<void(const std::string&)>& progress);
 

@@ -100,23 +100,40 @@ std::string FindExecutable(const std::string& name) {
   throw HarnessError("'" + name + "' is not an executable file in any directory of PATH (" + dirs + ")");
 }
 
-std::string CommandOutput(const std::string& shell_command, double timeout_s) {
+bool RunCaptured(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s,
+                 int* status, std::string* output) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string log = std::string(tmp && *tmp ? tmp : "/tmp") + "/aoti_probe_XXXXXX";
+  std::string log = std::string(tmp && *tmp ? tmp : "/tmp") + "/aoti_output_XXXXXX";
   const int fd = ::mkstemp(log.data());
-  if (fd < 0) return "";
+  if (fd < 0) {
+    throw HarnessError("cannot create a file for " + argv.at(0) + "'s output (" + log + "): " + std::strerror(errno));
+  }
   ::close(fd);
+  bool ended = false;
+  try {
+    ended = RunLogged(argv, env, log, timeout_s, status);
+  } catch (...) {
+    ::unlink(log.c_str());
+    throw;
+  }
+  std::ifstream in(log, std::ios::binary);
+  output->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  ::unlink(log.c_str());
+  return ended;
+}
+
+std::string CommandOutput(const std::string& shell_command, double timeout_s) {
   std::string out;
   int status = 0;
   try {
     // A hung probe (nvidia-smi on a wedged driver) is killed with its whole group.
-    if (RunLogged({"/bin/sh", "-c", "exec 2>/dev/null; " + shell_command}, ChildEnvironment({}), log, timeout_s, &status)) {
-      std::ifstream in(log, std::ios::binary);
-      out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!RunCaptured({"/bin/sh", "-c", "exec 2>/dev/null; " + shell_command}, ChildEnvironment({}), timeout_s, &status,
+                     &out)) {
+      out.clear();
     }
   } catch (const HarnessError&) {
+    out.clear();
   }
-  ::unlink(log.c_str());
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ')) out.pop_back();
   return out;
 }

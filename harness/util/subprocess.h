@@ -78,6 +78,14 @@ class Subprocess {
 bool RunLogged(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
                double timeout_s, int* status);
 
+// RunCaptured: RunLogged into a private temporary file (under $TMPDIR, else /tmp) that is
+// read into *output (stdout and stderr, as the child wrote them) and removed: true with the
+// wait status when it ended, false after killing its group on timeout (*output then holds
+// what it printed before). Throws HarnessError when the file cannot be made or the process
+// cannot be started.
+bool RunCaptured(const std::vector<std::string>& argv, const std::vector<std::string>& env, double timeout_s,
+                 int* status, std::string* output);
+
 // FindExecutable: `name` as a path to run: as it is when it holds a '/', else the first
 // executable file of that name on PATH (/usr/local/bin:/usr/bin:/bin when PATH is unset;
 // execve searches nothing). Throws HarnessError naming it and PATH when there is none.

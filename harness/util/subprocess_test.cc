@@ -232,5 +232,34 @@ TEST(CommandOutput, AHungProbeIsKilledAtItsTimeout) {
   EXPECT_LT(took, 10) << "the probe ran past its timeout";
 }
 
+// A child's output captured whole (stdout and stderr), its status given, and the file it
+// went through removed.
+TEST(RunCaptured, GivesTheOutputAndStatusAndLeavesNoFile) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") + "/captured";
+  ASSERT_EQ(std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", dir.c_str(), 1);
+  int status = 0;
+  std::string output;
+  EXPECT_TRUE(RunCaptured({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, ChildEnvironment({}), 10, &status, &output));
+  EXPECT_EQ(output, "out\nerr\n");
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_FALSE(RunCaptured({"/bin/sh", "-c", "echo early; sleep 30"}, ChildEnvironment({}), 1, &status, &output));
+  EXPECT_EQ(output, "early\n");
+  EXPECT_TRUE(RunCaptured({"/no/such/program"}, ChildEnvironment({}), 10, &status, &output));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 127);  // as Subprocess: exec failed in the child
+  ::setenv("TMPDIR", (dir + "/missing").c_str(), 1);
+  EXPECT_THROW(RunCaptured({"/bin/true"}, ChildEnvironment({}), 10, &status, &output), HarnessError);
+  if (old) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  EXPECT_EQ(std::system(("test -z \"$(ls -A " + dir + ")\"").c_str()), 0) << "a capture file was left in " << dir;
+}
+
 }  // namespace
 }  // namespace aoti
