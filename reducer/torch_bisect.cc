@@ -364,6 +364,7 @@ TorchBisect BisectTorch(const std::string& repro_dir, const TorchBisectOptions& 
   });
   const std::string logs = repro_dir + "/torch_bisect";
   fs::create_directories(logs, ec);
+  std::vector<std::string> log_stems;
   for (size_t i = 0; i < b.runs.size(); ++i) {
     TorchRun& r = b.runs[i];
     if (!r.torch.problem.empty()) {
@@ -379,7 +380,13 @@ TorchBisect BisectTorch(const std::string& repro_dir, const TorchBisectOptions& 
     }
     progress("torch " + r.torch.version + " (" + std::to_string(i + 1) + " of " + std::to_string(b.runs.size()) +
              "): python repro.py (one AOTI compile)");
-    r.log = logs + "/" + r.torch.version + ".log";
+    // Two Pythons of one release (a virtualenv and its copy) each keep their own log.
+    std::string stem = r.torch.version;
+    for (int k = 2; std::find(log_stems.begin(), log_stems.end(), stem) != log_stems.end(); ++k) {
+      stem = r.torch.version + "-" + std::to_string(k);
+    }
+    log_stems.push_back(stem);
+    r.log = logs + "/" + stem + ".log";
     const auto start = std::chrono::steady_clock::now();
     int status = 0;
     const bool ended = RunLogged({FindExecutable(r.torch.python), repro_py}, ChildEnvironment({}), r.log, options.timeout_s, &status);

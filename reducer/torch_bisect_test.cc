@@ -116,6 +116,16 @@ TEST_F(TorchBisectTest, NamesTheNewestThatPassesAndTheOldestThatFails) {
   EXPECT_THAT(again, HasSubstr("The reducer's report."));
 }
 
+TEST_F(TorchBisectTest, TwoPythonsOfOneReleaseKeepALogEach) {
+  std::filesystem::create_directories(dir_.path() + "/copy");
+  options_.pythons = {FakeTorch(dir_.path(), "2.13.0", kOld, 0), FakeTorch(dir_.path() + "/copy", "2.13.0", kOld, 1)};
+  const TorchBisect b = BisectTorch(repro_, options_, [](const std::string&) {});
+  ASSERT_EQ(b.runs.size(), 2u);
+  EXPECT_NE(b.runs[0].log, b.runs[1].log);
+  EXPECT_THAT(ReadTextFile(repro_ + "/torch_bisect/2.13.0.log"), HasSubstr("repro.py: exit 0"));
+  EXPECT_THAT(ReadTextFile(repro_ + "/torch_bisect/2.13.0-2.log"), HasSubstr("repro.py: exit 1"));
+}
+
 TEST_F(TorchBisectTest, SaysWhenAKeyOfTheReproIsUnknownToATorch) {
   options_.pythons = {FakeTorch(dir_.path(), "2.12.1", kOld, 1), FakeTorch(dir_.path(), "2.13.0", json::object(), 2)};
   const TorchBisect b = BisectTorch(repro_, options_, [](const std::string&) {});
