@@ -52,6 +52,10 @@ def _aoti_package_impl(ctx):
         args.add("--strict-export")
     if ctx.attr.keep_mode:
         args.add("--keep-mode")
+    # An export-only package compiles nothing: its own mnemonic, so that counts of AOTI
+    # compiles (tools/ci_phases.sh, --execution_log_json_file) tell the two apart.
+    if ctx.attr.export_only:
+        return _run_packager(ctx, args, [source], out, "AotiExport", "Exporting %s" % ctx.label)
     return _run_packager(ctx, args, [source], out, "AotiPackage", "AOTI-packaging %s" % ctx.label)
 
 def _run_packager(ctx, args, sources, out, mnemonic, progress_message):

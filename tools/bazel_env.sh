@@ -7,10 +7,24 @@ bash "$AOTI_ROOT/tools/setup.sh"
 AOTI_BAZEL_DISK_CACHE="${AOTI_BAZEL_DISK_CACHE:-$HOME/.cache/aoti_harness/bazel-disk}"
 mkdir -p "$AOTI_BAZEL_DISK_CACHE"
 export AOTI_PYTHON="${AOTI_PYTHON:-${AOTI_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/venv}/bin/python}"
+# The compile ledger (one line per AOTI compile) and the phase timer.
+source "$AOTI_ROOT/tools/ci_phases.sh"
 
 # bazel_cmd COMMAND [ARGS...]: bazel COMMAND with the shared disk cache.
+# Builds and tests also get the compile ledger's path (a fixed one, so no cache key
+# changes between runs) and, when $AOTI_CI_STATS_DIR is set, write a profile there
+# (Bazel's JSON trace: every action's wall time, for docs/figures.md's tables).
 bazel_cmd() {
   local cmd="$1"
   shift
-  bazel "$cmd" --disk_cache="$AOTI_BAZEL_DISK_CACHE" --repo_env=AOTI_PYTHON="$AOTI_PYTHON" "$@"
+  local extra=()
+  case "$cmd" in
+    build | test | run | coverage)
+      extra+=(--action_env=AOTI_COMPILE_LEDGER="$AOTI_COMPILE_LEDGER" --test_env=AOTI_COMPILE_LEDGER="$AOTI_COMPILE_LEDGER")
+      if [ -n "${AOTI_CI_STATS_DIR:-}" ]; then
+        mkdir -p "$AOTI_CI_STATS_DIR"
+        extra+=(--profile="$AOTI_CI_STATS_DIR/profile.$(date +%s%N).json.gz")
+      fi ;;
+  esac
+  bazel "$cmd" --disk_cache="$AOTI_BAZEL_DISK_CACHE" --repo_env=AOTI_PYTHON="$AOTI_PYTHON" "${extra[@]}" "$@"
 }

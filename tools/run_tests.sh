@@ -22,19 +22,19 @@ buildgrid_log="${TMPDIR:-/tmp}/aoti_buildgrid_install.log"
 bash "$AOTI_ROOT/tools/remote_cache.sh" install >"$buildgrid_log" 2>&1 &
 buildgrid_install=$!
 # The project's own Python, linted (pyflakes; seconds).
-bash "$AOTI_ROOT/tools/py_lint.sh"
-bazel_cmd test //...
+phase "py_lint" bash "$AOTI_ROOT/tools/py_lint.sh"
+phase "bazel test //..." bazel_cmd test //...
 # The GPU targets (tags = ["requires-gpu"]) are left out without --config=cuda; say which.
 gpu_targets="$(bazel_cmd query 'attr(tags, requires-gpu, tests(//...))' 2>/dev/null | tr '\n' ' ' || true)"
 if [ -n "$gpu_targets" ]; then
   echo "run_tests: skipped (requires-gpu; bazel test --config=cuda on a GPU host, or bash tools/gpu_check.sh): $gpu_targets"
 fi
-bash "$AOTI_ROOT/tools/fuzz.sh" --seconds "${AOTI_FUZZ_SECONDS:-10}"
-bash "$AOTI_ROOT/tools/real_models.sh"
+phase "fuzz smoke" bash "$AOTI_ROOT/tools/fuzz.sh" --seconds "${AOTI_FUZZ_SECONDS:-10}"
+phase "real models" bash "$AOTI_ROOT/tools/real_models.sh"
 # Two CI machines sharing a BuildGrid remote cache: packages, test results and the
 # reducer's compiles (about 6 minutes here, and BuildGrid's install).
 wait "$buildgrid_install" || { cat "$buildgrid_log"; echo "run_tests: BuildGrid's install failed" >&2; exit 1; }
 # The compile cache's client over mutual TLS, and its messages against BuildGrid's own.
-bash "$AOTI_ROOT/tools/remote_cache_tls_test.sh"
-bash "$AOTI_ROOT/tools/remote_cache_test.sh"
-"$AOTI_PYTHON" "$AOTI_ROOT/tools/doc_commands.py" --run "$AOTI_ROOT/README.md" "$AOTI_ROOT"/docs/*.md
+phase "remote cache, TLS" bash "$AOTI_ROOT/tools/remote_cache_tls_test.sh"
+phase "remote cache, two machines" bash "$AOTI_ROOT/tools/remote_cache_test.sh"
+phase "docs' commands" "$AOTI_PYTHON" "$AOTI_ROOT/tools/doc_commands.py" --run "$AOTI_ROOT/README.md" "$AOTI_ROOT"/docs/*.md
