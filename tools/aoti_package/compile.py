@@ -1,5 +1,6 @@
 """The AOTI compile: the host's vector ISAs probed once, the compile, and the compiler's errors."""
 
+import json
 import os
 import re
 import time
@@ -33,26 +34,34 @@ def probe_isas_at_once(cpu_vec_isa):
 def probe_vector_isas(shared_dir=None):
     """The host's vector ISAs, probed once per machine rather than once per process.
 
-    Inductor compiles a test program per ISA and loads it (about 7 s of g++ here) in its
-    cache directory, which is each packaging action's own: every package paid for it. The
-    test programs are built in `shared_dir` instead (by default beside the headers inductor
-    precompiles, <tempdir>/torchinductor_<user>), where inductor names each by its code,
-    flags and compiler and locks it while building; each is still loaded afresh by a child
-    process, and the answers stay cached in this process for its compiles. The compile's
-    own cache directory is restored before anything else is compiled. On any problem the
-    probes run in the process's own cache, as inductor does. Returns the ISAs' names."""
+    Inductor compiles a test program per ISA and loads it (about 6 s here, in every process
+    that compiles). The answer (which of the ISAs the CPU claims the compiler builds and the
+    CPU runs) is kept in `shared_dir` (by default beside the headers inductor precompiles,
+    <tempdir>/torchinductor_<user>), named by what decides it: the torch version, the
+    compiler's identity, the CPU's flags and inductor's list of ISAs. A later process reads
+    it and tells inductor (its valid_vec_isa_list) without a probe. Where no answer is kept
+    yet, the probes run once, in `shared_dir` (inductor locks each and names it by code,
+    flags and compiler), and the answer is written for the next process. A directory this
+    user does not own alone, or an answer that does not read, is ignored: the probes then
+    run here, as inductor does. Returns the ISAs' names."""
     from torch._inductor import cpu_vec_isa
 
     own = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    isas = None
     try:
         if shared_dir is None:
             from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
             shared_dir = os.path.join(default_cache_dir(), "aoti_harness_vector_isas")
-        os.makedirs(shared_dir, exist_ok=True)
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = shared_dir
-        probe_isas_at_once(cpu_vec_isa)
-        isas = cpu_vec_isa.valid_vec_isa_list()
+        os.makedirs(shared_dir, mode=0o700, exist_ok=True)
+        answer_path = isa_answer_path(cpu_vec_isa, shared_dir)
+        isas = read_isa_answer(cpu_vec_isa, answer_path)
+        if isas is None:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = shared_dir
+            probe_isas_at_once(cpu_vec_isa)
+            isas = cpu_vec_isa.valid_vec_isa_list()
+            if answer_path:
+                write_isa_answer(answer_path, isas)
     except Exception as e:
         log(f"the vector ISAs are not probed in {shared_dir} ({type(e).__name__}: {e}); probed here instead")
         isas = None
@@ -65,6 +74,65 @@ def probe_vector_isas(shared_dir=None):
         probe_isas_at_once(cpu_vec_isa)
         isas = cpu_vec_isa.valid_vec_isa_list()
     return [str(i) for i in isas]
+
+
+def isa_answer_path(cpu_vec_isa, shared_dir):
+    """Where the answer for this torch, compiler and CPU lives; None where it cannot be
+    named (a torch without these entry points, a directory others may write)."""
+    import hashlib
+    import platform
+    import subprocess
+
+    import torch
+    from torch._inductor import config
+
+    st = os.stat(shared_dir)
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        log(f"{shared_dir} is not this user's own directory; the vector ISAs are probed, not read from it")
+        return None
+    checker = getattr(cpu_vec_isa, "x86_isa_checker", None)
+    candidates = getattr(cpu_vec_isa, "supported_vec_isa_list", None)
+    if checker is None or candidates is None or platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    compiler = os.environ.get("CXX") or getattr(config.cpp, "cxx", (None, "g++"))[-1] or "g++"
+    version = subprocess.run([compiler, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, timeout=30).stdout
+    key = json.dumps({"torch": torch.__version__, "compiler": compiler, "compiler_version": version,
+                      "flags": sorted(checker()), "candidates": [type(i).__name__ for i in candidates],
+                      "vec_isa_ok": config.cpp.vec_isa_ok, "aten_cpu_capability": os.environ.get("ATEN_CPU_CAPABILITY")},
+                     sort_keys=True)
+    return os.path.join(shared_dir, "answer-" + hashlib.sha256(key.encode()).hexdigest()[:32] + ".json")
+
+
+def read_isa_answer(cpu_vec_isa, path):
+    """The kept answer, handed to inductor; None when there is none or it does not read."""
+    import functools
+
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            names = json.load(f)["valid"]
+        by_name = {type(i).__name__: i for i in cpu_vec_isa.supported_vec_isa_list}
+        isas = [by_name[n] for n in names]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        log(f"the kept vector ISA answer {path} does not read ({type(e).__name__}: {e}); probing")
+        return None
+    # Inductor asks an ISA object whether it builds (bool(isa): a test compile and a load)
+    # when it generates a kernel too, not only in valid_vec_isa_list: each object answers
+    # from the kept answer instead.
+    for isa in by_name.values():
+        object.__setattr__(isa, "check_build", (lambda code, ok=type(isa).__name__ in names: ok))
+    cpu_vec_isa.valid_vec_isa_list = functools.cache(lambda: list(isas))
+    return isas
+
+
+def write_isa_answer(path, isas):
+    """The answer, written whole (a temporary file renamed) for the next process."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump({"valid": [type(i).__name__ for i in isas], "names": [str(i) for i in isas]}, f)
+    os.replace(tmp, path)
 
 
 def compiler_errors(message, context=2, limit=40):
