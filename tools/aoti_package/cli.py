@@ -22,7 +22,8 @@ model's test fails with the export's error and a diagnosis.
 
 The model file contract (see README.md, "Model file contract"):
   make_model(**model_kwargs) -> torch.nn.Module required (--model-kwargs; none by default)
-  example_inputs() -> tuple of positional args   required
+  example_inputs() -> tuple of positional args   required (may take make_model's keyword
+                                                 arguments by name, when its inputs depend on them)
   example_kwargs() -> dict                       optional
   dynamic_shapes() -> dynamic_shapes for export  optional
 Both make_model and example_inputs run after torch.manual_seed(--seed). With --device

@@ -100,6 +100,21 @@ def on_recorded_device(t, rec, what):
     return t.to(check_device(device, f"{what} {rec.get('name', '')!r} was recorded on"))
 
 
+def call_with_model_kwargs(fn, model_kwargs):
+    """fn() or, when fn takes parameters named like model_kwargs' keys, fn(**those): a model
+    file whose inputs depend on its configuration (make_model's keyword arguments) reads
+    the same configuration in example_inputs."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn()
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    given = {k: v for k, v in (model_kwargs or {}).items() if takes_any or k in params}
+    return fn(**given)
+
+
 def build_case(module, path, seed, model_kwargs=None, dtype=None, device=None):
     import torch
 
@@ -114,7 +129,7 @@ def build_case(module, path, seed, model_kwargs=None, dtype=None, device=None):
     if not isinstance(model, torch.nn.Module):
         raise ContractError(f"{path}: make_model() returned {type(model).__name__}, expected torch.nn.Module")
     torch.manual_seed(seed + 1)
-    args = module.example_inputs()
+    args = call_with_model_kwargs(module.example_inputs, model_kwargs)
     if isinstance(args, torch.Tensor):
         args = (args,)
     if not isinstance(args, (tuple, list)):
