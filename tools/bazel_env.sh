@@ -11,20 +11,29 @@ export AOTI_PYTHON="${AOTI_PYTHON:-${AOTI_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/
 source "$AOTI_ROOT/tools/ci_phases.sh"
 
 # bazel_cmd COMMAND [ARGS...]: bazel COMMAND with the shared disk cache.
-# Builds and tests also get the compile ledger's path (a fixed one, so no cache key
-# changes between runs) and, when $AOTI_CI_STATS_DIR is set, write a profile there
-# (Bazel's JSON trace: every action's wall time, for docs/figures.md's tables).
+# The flags every CI invocation of Bazel shares, whatever its workspace or output base,
+# so that the same action has the same key in each (the harness's C++ built for one model
+# repository serves the next one through the disk cache): the fixed action environment
+# (PATH=/bin:/usr/bin:/usr/local/bin, as --config=remote_cache has it) and the compile
+# ledger's path (a fixed one).
+bazel_shared_flags() {
+  echo --incompatible_strict_action_env --action_env=AOTI_COMPILE_LEDGER="$AOTI_COMPILE_LEDGER" \
+    --test_env=AOTI_COMPILE_LEDGER="$AOTI_COMPILE_LEDGER"
+}
+
+# Builds and tests also get the shared flags and, when $AOTI_CI_STATS_DIR is set, write a
+# profile there (Bazel's JSON trace: every action's wall time, for docs/figures.md).
 bazel_cmd() {
   local cmd="$1"
   shift
   local extra=()
   case "$cmd" in
     build | test | run | coverage)
-      extra+=(--action_env=AOTI_COMPILE_LEDGER="$AOTI_COMPILE_LEDGER" --test_env=AOTI_COMPILE_LEDGER="$AOTI_COMPILE_LEDGER")
+      read -r -a extra <<<"$(bazel_shared_flags)"
       if [ -n "${AOTI_CI_STATS_DIR:-}" ]; then
         mkdir -p "$AOTI_CI_STATS_DIR"
         extra+=(--profile="$AOTI_CI_STATS_DIR/profile.$(date +%s%N).json.gz")
       fi ;;
   esac
-  bazel "$cmd" --disk_cache="$AOTI_BAZEL_DISK_CACHE" --repo_env=AOTI_PYTHON="$AOTI_PYTHON" "${extra[@]}" "$@"
+  command bazel "$cmd" --disk_cache="$AOTI_BAZEL_DISK_CACHE" --repo_env=AOTI_PYTHON="$AOTI_PYTHON" "${extra[@]}" "$@"
 }

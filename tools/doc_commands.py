@@ -120,10 +120,12 @@ def cheap(argv):
 
 
 def run(command, why):
-    # The workspace's Bazel: its disk cache and Python for every command that builds.
+    # The workspace's Bazel, as the suite ran it (tools/bazel_env.sh's bazel_cmd: its disk
+    # cache, its Python, the compile ledger's path): other flags would re-key every action
+    # and rebuild the workspace.
     prelude = ('source tools/bazel_env.sh >/dev/null 2>&1; bazel() { local c="$1"; shift; case "$c" in '
                'query) command bazel query "$@" ;; '
-               '*) command bazel "$c" --disk_cache="$AOTI_BAZEL_DISK_CACHE" --repo_env=AOTI_PYTHON="$AOTI_PYTHON" "$@" ;; '
+               '*) bazel_cmd "$c" "$@" ;; '
                'esac; }; ')
     if why == "test, if up to date":
         command = command.replace("bazel test", "bazel test --check_tests_up_to_date", 1)

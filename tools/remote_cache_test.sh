@@ -2,9 +2,17 @@
 # remote_cache_test.sh: two CI machines sharing one remote cache, on one machine.
 # Starts a local BuildGrid (tools/remote_cache.sh), copies the example repository and the
 # harness to two places (two clone locations), and runs `bazel test //...` in each with its
-# own output base, an empty disk cache and --config=remote_cache. From each run's
-# execution log (--execution_log_json_file) it counts the AOTI packaging actions and the
-# tests that ran here rather than came from the cache. The second run must execute none.
+# own output base and --config=remote_cache. From each run's execution log
+# (--execution_log_json_file) it counts the AOTI packaging actions and the tests that ran
+# here rather than came from a cache. The second run must execute none.
+#
+# What the machines share is the run's own: the copies' model files carry this run's mark
+# (a comment) and its tests a --test_env of it, so that machine a packages and tests anew
+# and machine b can only have them from the server. The harness's C++ is no part of the
+# proof, and is not built twice for it: machine a reads and writes the suite's disk cache
+# (in a cold CI run it builds the C++ that the real-model corpus and the example then
+# reuse), and machine b's disk cache is a copy of that cache as it was before machine a ran
+# (hard links: a cold run's holds none of it, and b takes it from the server).
 # Prints a table: run, wall time, packaging actions run / from the cache, tests run / from
 # the cache. Exits 1 when the second run executed a packaging action or a test.
 #
@@ -53,14 +61,23 @@ print(run, hit)
 PY
 }
 
+# This run's mark, and machine b's disk cache: the suite's as it is now, before machine a.
+mark="remote-cache-test-$(date +%s%N)"
+mkdir -p "$AOTI_BAZEL_DISK_CACHE"
+cp -al "$AOTI_BAZEL_DISK_CACHE" "$WORK/disk_cache_b"
+declare -A disk_cache=([a]="$AOTI_BAZEL_DISK_CACHE" [b]="$WORK/disk_cache_b")
+read -r -a shared_flags <<<"$(bazel_shared_flags)"
+
 rows=()
 for machine in a b; do
   copy "$WORK/$machine"
   repo="$WORK/$machine/examples/model_repo"
+  for model in "$repo"/*.py; do printf '\n# %s\n' "$mark" >>"$model"; done
   start=$(date +%s)
   set +e
   (cd "$repo" && bazel --output_base="$WORK/output_base_$machine" test //... --config=remote_cache \
-    --remote_cache="grpc://localhost:$PORT" --disk_cache= --repo_env=AOTI_PYTHON="$AOTI_PYTHON" \
+    --remote_cache="grpc://localhost:$PORT" --disk_cache="${disk_cache[$machine]}" --repo_env=AOTI_PYTHON="$AOTI_PYTHON" \
+    "${shared_flags[@]}" --test_env=AOTI_REMOTE_CACHE_TEST_RUN="$mark" \
     --execution_log_json_file="$WORK/exec_$machine.json" >"$WORK/bazel_$machine.log" 2>&1)
   rc=$?
   set -e
@@ -90,8 +107,9 @@ reduce_demo() {  # reduce_demo MACHINE NAME [UPLOAD]: the demo's reduction; prin
   start=$(date +%s)
   set +e
   (cd "$WORK/$machine/examples/model_repo" && bazel --output_base="$WORK/output_base_$machine" test \
-    //:failing_demo_test --config=remote_cache --remote_cache="grpc://localhost:$PORT" --disk_cache= \
-    --repo_env=AOTI_PYTHON="$AOTI_PYTHON" --test_env=DUMP_AOTI_MINIFIER=1 \
+    //:failing_demo_test --config=remote_cache --remote_cache="grpc://localhost:$PORT" --disk_cache="${disk_cache[$machine]}" \
+    --repo_env=AOTI_PYTHON="$AOTI_PYTHON" "${shared_flags[@]}" --test_env=AOTI_REMOTE_CACHE_TEST_RUN="$mark" \
+    --nocache_test_results --test_env=DUMP_AOTI_MINIFIER=1 \
     --test_env=AOTI_REMOTE_CACHE="grpc://localhost:$PORT" --test_env=AOTI_REMOTE_CACHE_UPLOAD="$upload" \
     --test_env=AOTI_COMPILE_CACHE_DIR="$cache" \
     --sandbox_writable_path="$cache" >"$WORK/reduce_$name.log" 2>&1)
