@@ -11,7 +11,11 @@ For each failed test (each failed shard) it writes DEST/<package>__<test>[__shar
   test.bazel.xml  the report as Bazel wrote it (every attribute and property kept)
   outputs/        the test's undeclared outputs (the harness's cases and repros), unzipped:
                   from test.outputs/outputs.zip (Bazel before 8) or the test.outputs/
-                  directory itself (Bazel 8, --nozip_undeclared_test_outputs)
+                  directory itself (Bazel 8, --nozip_undeclared_test_outputs); regular
+                  files only, at most --max-mb-per-test MB (default 256) per test
+  outputs_left_out.txt  when anything was left out of outputs/, what and why: a link
+                  (never followed: a test could point one at any file of the CI machine),
+                  a file that is not regular, a zip entry pointing outside, what passed the cap
 
 and DEST/summary.md: per failing test case its failure class, culprit, stage, verified
 workaround, nodes before and after and where its repro is: GitLab keeps it in the job's
@@ -19,7 +23,7 @@ artifact; on GitHub Actions it is also appended to $GITHUB_STEP_SUMMARY, the job
 Passing tests are left out.
 
   collect_failed_artifacts.py DEST [WORKSPACE] [--testlogs DIR] [--attachment-root PATH]
-                              [--artifact-prefix PREFIX]
+                              [--artifact-prefix PREFIX] [--max-mb-per-test MB]
 
 WORKSPACE (default .) is where `bazel info bazel-testlogs` runs; --testlogs names the
 directory instead. bazel-testlogs is a symlink into Bazel's output base, which upload
@@ -33,6 +37,7 @@ import argparse
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -79,30 +84,133 @@ def junit_time(value):
         return None
 
 
-def copy_outputs(test_dir, dest):
-    """The test's undeclared outputs into dest/outputs, from either layout; returns it."""
+DEFAULT_MAX_MB_PER_TEST = 256
+CHUNK = 1 << 20
+
+
+class Budget:
+    """The bytes one test's outputs may take once collected (--max-mb-per-test), and what
+    was left out: links (never followed: a test's outputs may point at any file of the
+    machine, and the CI job that uploads them holds credentials the test never had), files
+    that are not regular, and what did not fit. Each left-out file is said in a line on
+    stderr and in DEST/<test>/outputs_left_out.txt, which goes up with the artifact."""
+
+    def __init__(self, max_bytes):
+        self.left = max_bytes
+        self.max_bytes = max_bytes
+        self.full = False
+        self.left_out = []
+        self.past_cap = 0
+
+    def leave_out(self, what, why):
+        self.left_out.append(f"{what}: {why}")
+        if self.full and why.startswith("past"):
+            self.past_cap += 1  # one line for them all, at the end (said)
+        else:
+            print(f"  left out {what}: {why}", file=sys.stderr)
+
+    def said(self):
+        if self.past_cap:
+            print(f"  left out {self.past_cap} more file(s) past {self.cap_text()} (listed in outputs_left_out.txt)",
+                  file=sys.stderr)
+
+    def cap_text(self):
+        return f"the cap of {self.max_bytes / (1 << 20):g} MB per test (--max-mb-per-test)"
+
+
+def copy_bounded(read_chunk, target, budget, what):
+    """Writes what read_chunk() returns to target until it ends or the budget is spent (the
+    partial file is then removed); returns whether the whole file was written."""
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    written = 0
+    with open(target, "wb") as f:
+        while True:
+            chunk = read_chunk()
+            if not chunk:
+                break
+            if written + len(chunk) > budget.left:
+                f.close()
+                os.remove(target)
+                budget.leave_out(what, f"past {budget.cap_text()}; it and every later file are left out")
+                budget.full = True
+                return False
+            f.write(chunk)
+            written += len(chunk)
+    budget.left -= written
+    return True
+
+
+def copy_outputs(test_dir, dest, max_bytes=DEFAULT_MAX_MB_PER_TEST << 20):
+    """The test's undeclared outputs into dest/outputs, from either layout, bounded by
+    max_bytes, copying files only (a link, in the directory or as a zip entry, is left out
+    and said); returns the outputs' directory (or None) and the Budget."""
     out = os.path.join(dest, "outputs")
+    budget = Budget(max_bytes)
     outputs = os.path.join(test_dir, "test.outputs")
     zip_path = os.path.join(outputs, "outputs.zip")
-    if os.path.isfile(zip_path):
+    if os.path.isfile(zip_path) and not os.path.islink(zip_path):
         with zipfile.ZipFile(zip_path) as z:
             root = os.path.realpath(out)
-            for info in z.infolist():
+            # Smallest first: a cap leaves out the largest files (a checkpoint's values), not
+            # the repro's few kB. The sizes entries declare only order them; the bytes are
+            # counted as they are inflated.
+            for info in sorted(z.infolist(), key=lambda i: (i.file_size, i.filename)):
+                what = f"{info.filename} (in outputs.zip)"
                 target = os.path.realpath(os.path.join(out, info.filename))
                 if not (target == root or target.startswith(root + os.sep)):
-                    print(f"  skipped {info.filename} in {zip_path}: it points outside the outputs", file=sys.stderr)
+                    budget.leave_out(what, "it points outside the outputs")
                     continue
-                z.extract(info, out)
-    if os.path.isdir(outputs):
-        for dirpath, _, files in os.walk(outputs):
-            for f in files:
+                mode = (info.external_attr >> 16) & 0o170000
+                if mode == 0o120000:
+                    budget.leave_out(what, "a link; links are not followed")
+                    continue
+                if info.is_dir():
+                    os.makedirs(target, exist_ok=True)
+                    continue
+                if budget.full:
+                    budget.leave_out(what, f"past {budget.cap_text()}")
+                    continue
+                with z.open(info) as src:
+                    copy_bounded(lambda: src.read(CHUNK), target, budget, what)
+    if os.path.isdir(outputs) and not os.path.islink(outputs):
+        regular = []
+        for dirpath, dirs, files in os.walk(outputs):
+            dirs.sort()
+            for d in list(dirs):
+                if os.path.islink(os.path.join(dirpath, d)):
+                    dirs.remove(d)
+                    budget.leave_out(os.path.relpath(os.path.join(dirpath, d), outputs), "a link; links are not followed")
+            for f in sorted(files):
                 src = os.path.join(dirpath, f)
                 if src == zip_path:
                     continue
-                target = os.path.join(out, os.path.relpath(src, outputs))
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                shutil.copy2(src, target)
-    return out if os.path.isdir(out) else None
+                rel = os.path.relpath(src, outputs)
+                st = os.lstat(src)
+                if stat.S_ISLNK(st.st_mode):
+                    budget.leave_out(rel, "a link; links are not followed")
+                elif not stat.S_ISREG(st.st_mode):
+                    budget.leave_out(rel, "not a regular file")
+                else:
+                    regular.append((st.st_size, rel, src))
+        for _, rel, src in sorted(regular):  # smallest first, as from the zip
+            if budget.full:
+                budget.leave_out(rel, f"past {budget.cap_text()}")
+                continue
+            # O_NOFOLLOW: a file swapped for a link after the check is not followed either.
+            try:
+                fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except OSError as e:
+                budget.leave_out(rel, f"cannot be read ({e.strerror})")
+                continue
+            with os.fdopen(fd, "rb") as fsrc:
+                if copy_bounded(lambda: fsrc.read(CHUNK), os.path.join(out, rel), budget, rel):
+                    shutil.copystat(src, os.path.join(out, rel), follow_symlinks=False)
+    budget.said()
+    if budget.left_out:
+        with open(os.path.join(dest, "outputs_left_out.txt"), "w") as f:
+            f.write("Left out of outputs/ by collect_failed_artifacts.py:\n")
+            f.write("".join(f"  {line}\n" for line in budget.left_out))
+    return (out if os.path.isdir(out) else None), budget
 
 
 def case_properties(case):
@@ -218,11 +326,11 @@ def normalized_case(c, attachments, headlines):
     return case
 
 
-def collect_one(xml_path, test_dir, name, dest, attachment_root, rows, artifact):
+def collect_one(xml_path, test_dir, name, dest, attachment_root, rows, artifact, max_bytes):
     target = os.path.join(dest, name)
     os.makedirs(target, exist_ok=True)
     shutil.copy2(xml_path, os.path.join(target, "test.bazel.xml"))
-    outputs = copy_outputs(test_dir, target)
+    outputs, _ = copy_outputs(test_dir, target, max_bytes)
     try:
         root = ET.parse(xml_path).getroot()
     except ET.ParseError as e:
@@ -320,7 +428,11 @@ def main():
     parser.add_argument("--testlogs", help="bazel-testlogs' directory (default: bazel info bazel-testlogs in WORKSPACE)")
     parser.add_argument("--attachment-root", help="how attachments name DEST (default: DEST as given)")
     parser.add_argument("--artifact-prefix", default="aoti-repro-", help="each test's artifact name before its name")
+    parser.add_argument("--max-mb-per-test", type=float, default=DEFAULT_MAX_MB_PER_TEST,
+                        help=f"the most one test's collected outputs may take, in MB (default {DEFAULT_MAX_MB_PER_TEST})")
     args = parser.parse_args()
+    if not args.max_mb_per_test > 0:
+        usage_error(f"--max-mb-per-test {args.max_mb_per_test:g}: expected a size in MB above 0")
     if not os.path.isdir(args.workspace):
         usage_error(f"no directory {args.workspace}")
     testlogs = os.path.realpath(args.testlogs) if args.testlogs else find_testlogs(args.workspace)
@@ -343,7 +455,8 @@ def main():
         test_dir = os.path.dirname(xml_path)
         name = os.path.relpath(test_dir, testlogs).replace(os.sep, "__")
         artifact = args.artifact_prefix + name
-        got = collect_one(xml_path, test_dir, name, dest, attachment_root, rows, artifact)
+        got = collect_one(xml_path, test_dir, name, dest, attachment_root, rows, artifact,
+                          int(args.max_mb_per_test * (1 << 20)))
         failed_tests.append(name)
         print(f"collected {name}: {' '.join(got)}")
     md = summary_markdown(rows, failed_tests, dest)

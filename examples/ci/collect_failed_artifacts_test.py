@@ -224,6 +224,83 @@ class Collector(unittest.TestCase):
         self.assertIn("collected the artifacts of 0 failed test(s)", self.collect())
         self.assertIn("Every test passed.", read(os.path.join(self.work, "aoti_repros", "summary.md")))
 
+    def collected_text(self, name):
+        """Every collected file of the test `name`, as text."""
+        texts = {}
+        for dirpath, _, files in os.walk(os.path.join(self.work, "aoti_repros", name)):
+            for f in files:
+                with open(os.path.join(dirpath, f), errors="replace") as fh:
+                    texts[os.path.relpath(os.path.join(dirpath, f), self.work)] = fh.read()
+        return texts
+
+    def test_a_link_in_the_outputs_is_left_out_never_followed(self):
+        secret_dir = os.path.join(self.work, "ci_home")
+        os.makedirs(secret_dir)
+        with open(os.path.join(secret_dir, "token"), "w") as f:
+            f.write("the CI job's upload token")
+        d = lay_out(self.testlogs, "linked_test", "unzipped")
+        os.symlink(os.path.join(secret_dir, "token"), os.path.join(d, "test.outputs", CASE, "repro", "notes.txt"))
+        os.symlink(secret_dir, os.path.join(d, "test.outputs", "home"))
+        r = subprocess.run([sys.executable, COLLECTOR, "aoti_repros", "--testlogs", self.testlogs],
+                           cwd=self.work, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        texts = self.collected_text("linked_test")
+        self.assertFalse([p for p, t in texts.items() if "upload token" in t], "a link's target was collected")
+        self.check_collected("linked_test")  # everything else is there
+        left_out = texts["aoti_repros/linked_test/outputs_left_out.txt"]
+        self.assertIn(f"{CASE}/repro/notes.txt: a link; links are not followed", left_out)
+        self.assertIn("home: a link; links are not followed", left_out)
+        self.assertIn(f"left out {CASE}/repro/notes.txt: a link", r.stderr)
+
+    def test_a_link_entry_in_the_zip_is_left_out(self):
+        d = lay_out(self.testlogs, "zip_link_test", "zipped")
+        with zipfile.ZipFile(os.path.join(d, "test.outputs", "outputs.zip"), "a") as z:
+            link = zipfile.ZipInfo(f"{CASE}/repro/notes.txt")
+            link.external_attr = (0o120777 << 16)
+            z.writestr(link, "/etc/passwd")
+        self.collect()
+        self.assertFalse(os.path.lexists(os.path.join(self.work, "aoti_repros", "zip_link_test", "outputs", CASE,
+                                                      "repro", "notes.txt")))
+        self.assertIn(f"{CASE}/repro/notes.txt (in outputs.zip): a link",
+                      read(os.path.join(self.work, "aoti_repros", "zip_link_test", "outputs_left_out.txt")))
+
+    def test_a_zip_that_expands_past_the_cap_stops_there(self):
+        d = lay_out(self.testlogs, "big_test", "zipped")
+        with zipfile.ZipFile(os.path.join(d, "test.outputs", "outputs.zip"), "a", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(f"{CASE}/checkpoints/big_a.bin", b"\0" * (2 << 20))  # 2 MB, a few kB zipped
+            z.writestr(f"{CASE}/checkpoints/big_b.bin", b"\0" * (3 << 20))
+            z.writestr(f"{CASE}/checkpoints/small.bin", b"1")
+        self.assertLess(os.path.getsize(os.path.join(d, "test.outputs", "outputs.zip")), 1 << 20)
+        r = subprocess.run([sys.executable, COLLECTOR, "aoti_repros", "--testlogs", self.testlogs,
+                            "--max-mb-per-test", "1"], cwd=self.work, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = os.path.join(self.work, "aoti_repros", "big_test", "outputs", CASE)
+        self.assertFalse(os.path.exists(os.path.join(out, "checkpoints", "big_a.bin")), "no partial file is left")
+        self.assertFalse(os.path.exists(os.path.join(out, "checkpoints", "big_b.bin")))
+        self.assertTrue(os.path.exists(os.path.join(out, "checkpoints", "small.bin")), "smallest first")
+        self.check_collected("big_test")  # the repro is small, and kept
+        self.assertIn("big_a.bin (in outputs.zip): past the cap of 1 MB per test (--max-mb-per-test)", r.stderr)
+        self.assertIn("left out 1 more file(s) past the cap", r.stderr)
+        left_out = read(os.path.join(self.work, "aoti_repros", "big_test", "outputs_left_out.txt"))
+        self.assertIn("big_b.bin (in outputs.zip): past the cap", left_out)
+
+    def test_an_unzipped_file_past_the_cap_is_left_out(self):
+        d = lay_out(self.testlogs, "big_dir_test", "unzipped")
+        with open(os.path.join(d, "test.outputs", "zz_huge.bin"), "wb") as f:
+            f.write(b"\0" * (2 << 20))
+        r = subprocess.run([sys.executable, COLLECTOR, "aoti_repros", "--testlogs", self.testlogs,
+                            "--max-mb-per-test", "1"], cwd=self.work, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.work, "aoti_repros", "big_dir_test", "outputs", "zz_huge.bin")))
+        self.check_collected("big_dir_test")
+        self.assertIn("zz_huge.bin: past the cap of 1 MB", r.stderr)
+
+    def test_a_cap_that_is_not_a_size_is_a_usage_error(self):
+        r = subprocess.run([sys.executable, COLLECTOR, "out", "--testlogs", self.testlogs, "--max-mb-per-test", "0"],
+                           cwd=self.work, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--max-mb-per-test 0: expected a size in MB above 0", r.stderr)
+
     def test_a_wrong_testlogs_is_named(self):
         r = subprocess.run([sys.executable, COLLECTOR, "out", "--testlogs", os.path.join(self.work, "nowhere")],
                            cwd=self.work, capture_output=True, text=True)
