@@ -32,7 +32,17 @@ gpu_targets="$(bazel_cmd query 'attr(tags, requires-gpu, tests(//...))' 2>/dev/n
 if [ -n "$gpu_targets" ]; then
   echo "run_tests: skipped (requires-gpu; bazel test --config=cuda on a GPU host, or bash tools/gpu_check.sh): $gpu_targets"
 fi
-phase "fuzz smoke" bash "$AOTI_ROOT/tools/fuzz.sh" --seconds "${AOTI_FUZZ_SECONDS:-10}"
+# The fuzz smoke runs and then the docs' commands use this workspace's Bazel server, and the
+# phases below the model repositories' own: they run beside those, one after the other, in
+# the idle core those leave (a reduction compiles one program at a time; the remote cache
+# test waits on its server).
+beside() {
+  phase "fuzz smoke (beside)" bash "$AOTI_ROOT/tools/fuzz.sh" --seconds "${AOTI_FUZZ_SECONDS:-10}" || return
+  phase "docs' commands (beside)" "$AOTI_PYTHON" "$AOTI_ROOT/tools/doc_commands.py" --run "$AOTI_ROOT/README.md" "$AOTI_ROOT"/docs/*.md
+}
+phase_beside "the fuzz smoke runs, then the docs' commands" beside
+# A run that stops early stops them too.
+trap '[ -z "${PHASE_BESIDE_PID:-}" ] || kill "$PHASE_BESIDE_PID" 2>/dev/null || true' EXIT
 # Two CI machines sharing a BuildGrid remote cache: packages, test results and the
 # reducer's compiles. Before the model repositories: its first machine builds the harness's
 # C++ as a model repository does, into the suite's disk cache, and the real-model corpus and
@@ -42,4 +52,4 @@ wait "$buildgrid_install" || { cat "$buildgrid_log"; echo "run_tests: BuildGrid'
 phase "remote cache, TLS" bash "$AOTI_ROOT/tools/remote_cache_tls_test.sh"
 phase "remote cache, two machines" bash "$AOTI_ROOT/tools/remote_cache_test.sh"
 phase "real models" bash "$AOTI_ROOT/tools/real_models.sh"
-phase "docs' commands" "$AOTI_PYTHON" "$AOTI_ROOT/tools/doc_commands.py" --run "$AOTI_ROOT/README.md" "$AOTI_ROOT"/docs/*.md
+phase_wait
