@@ -353,8 +353,12 @@ json Specialised(const json& symint, const std::map<std::string, int64_t>& value
   bool names_one = false;
   for (const auto& s : SymbolsIn(expr)) names_one = names_one || values.count(s);
   if (!names_one) return symint;
-  const std::optional<int64_t> v = EvaluateSymExpr(expr, values);
-  if (!v) throw EditRefused("cannot specialise the data-dependent size " + expr + " to the values observed");
+  std::string why;
+  const std::optional<int64_t> v = EvaluateSymExpr(expr, values, &why);
+  if (!v) {
+    throw EditRefused("cannot specialise the data-dependent size " + expr + " to the values observed" +
+                      (why.empty() ? "" : ": " + why));
+  }
   return json{{"as_int", *v}};
 }
 
@@ -446,10 +450,11 @@ void RemakeCutSymbols(const Program& program, const std::set<std::string>& exist
       bool unbound = false;
       for (const auto& s : SymbolsIn(expr)) unbound = unbound || (IsUnbacked(s) && !still_bound.count(s));
       if (unbound) {
-        const std::optional<int64_t> observed = EvaluateSymExpr(expr, program.observed_symbols);
+        std::string why;
+        const std::optional<int64_t> observed = EvaluateSymExpr(expr, program.observed_symbols, &why);
         if (!observed) {
-          throw EditRefused("cutting at '" + v + "' leaves the data-dependent size " + expr +
-                            " unbound, and no recorded run observed its value");
+          throw EditRefused("cutting at '" + v + "' leaves the data-dependent size " + expr + " unbound, and " +
+                            (why.empty() ? "no recorded run observed its value" : "its observed value cannot be computed: " + why));
         }
         specialised[v] = *observed;
         continue;

@@ -6,7 +6,7 @@
 #
 # --seconds N: each target runs N seconds (default 30, the CI smoke test).
 # --runs N:    each target runs N executions (the note's figure: --runs 1000000).
-# TARGET: pt2_archive, program_json, package_manifest, case_file, raw_tensor, interpreter
+# TARGET: pt2_archive, program_json, sym_expr (size expressions), package_manifest, case_file, raw_tensor, interpreter
 # (programs that parse but are wrong, run by the eager interpreter) (default: all), two at a
 # time (AOTI_FUZZ_PARALLEL).
 # Everything goes to $AOTI_FUZZ_OUT (default $TMPDIR/aoti_fuzz): per target its seeds,
@@ -18,7 +18,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
 cd "$AOTI_ROOT"
 
-ALL=(pt2_archive program_json package_manifest case_file raw_tensor interpreter)
+ALL=(pt2_archive program_json sym_expr package_manifest case_file raw_tensor interpreter)
 limit=(-max_total_time=30)
 limit_text="30 s each"
 targets=()
@@ -65,6 +65,19 @@ for a in archives:
         if model:
             seed("program_json", stem + ".json", z.read(model))
             seed("interpreter", stem + ".json", z.read(model))
+            # The size expressions the program carries (as_expr.expr_str), one seed each.
+            def exprs(node):
+                if isinstance(node, dict):
+                    for k, v in node.items():
+                        if k == "expr_str" and isinstance(v, str):
+                            yield v
+                        else:
+                            yield from exprs(v)
+                elif isinstance(node, list):
+                    for v in node:
+                        yield from exprs(v)
+            for k, e in enumerate(sorted(set(exprs(json.loads(z.read(model)))))[:20]):
+                seed("sym_expr", f"{stem}_{k}", e)
         if manifest:
             m = json.loads(z.read(manifest))
             seed("package_manifest", stem + ".json", z.read(manifest))
@@ -72,6 +85,16 @@ for a in archives:
                 data = z.read(next(n for n in names if n.endswith("aoti_harness/" + rec["file"])))
                 if len(data) <= 8192:
                     seed("raw_tensor", f"{stem}_{rec['name']}", json.dumps(rec).encode() + b"\n" + data)
+# Size expressions at the edges: int64's limits, division, Pow, nesting.
+for k, e in enumerate([
+        "Mul(Integer(2), Symbol('u0', integer=True))",
+        "FloorDiv(Integer(-9223372036854775808), Integer(-1))",
+        "PythonMod(Symbol('s0', positive=True, integer=True), Integer(3))",
+        "Pow(Symbol('s1', integer=True), Integer(62))",
+        "CleanDiv(Add(Symbol('u1', integer=True), Integer(-1)), Integer(2))",
+        "Max(Integer(1), Min(Symbol('u2', integer=True), Integer(9223372036854775807)))",
+        "Add(" * 40 + "Integer(1)" + ", Integer(1))" * 40]):
+    seed("sym_expr", f"edge_{k}", e)
 for k, case in enumerate([
         {"format": "aoti_harness.case/1", "test": "AotiModel.CompiledMatchesEager", "package": "original.pt2",
          "model": "model", "failure_class": "accuracy", "message": "output 0 differs",
@@ -97,7 +120,7 @@ bazel_cmd build --config=fuzz --symlink_prefix=/ $(printf ' //fuzz:%s_fuzzer' "$
 fuzz_bin="$(bazel info --config=fuzz bazel-bin 2>/dev/null)/fuzz"
 
 # Whole archives need room; the JSON readers are fuzzed faster on smaller inputs.
-max_len() { case "$1" in pt2_archive|interpreter) echo 65536 ;; case_file) echo 4096 ;; *) echo 16384 ;; esac; }
+max_len() { case "$1" in pt2_archive|interpreter) echo 65536 ;; case_file|sym_expr) echo 4096 ;; *) echo 16384 ;; esac; }
 
 # Two targets at a time: each libFuzzer run is one process on one core.
 parallel="${AOTI_FUZZ_PARALLEL:-2}"

@@ -18,7 +18,12 @@ std::set<std::string> SymbolsIn(const std::string& expr);
 
 // EvaluateSymExpr: the expression's value with `values` bound; nullopt when it names a
 // symbol not bound, or a function other than Integer, Symbol, Add, Mul, Pow, FloorDiv,
-// CleanDiv, Mod, PythonMod, Max and Min, or is not well formed.
-std::optional<int64_t> EvaluateSymExpr(const std::string& expr, const std::map<std::string, int64_t>& values);
+// CleanDiv, Mod, PythonMod, Max and Min, is not well formed or nests deeper than
+// kMaxSymExprDepth, or when a step's value does not fit in 64 bits (overflow, division by
+// zero, INT64_MIN / -1, a negative exponent): never a wrong value, a hang or a signal. `why`
+// (when given) gets the reason, naming the step.
+constexpr int kMaxSymExprDepth = 200;
+std::optional<int64_t> EvaluateSymExpr(const std::string& expr, const std::map<std::string, int64_t>& values,
+                                       std::string* why = nullptr);
 
 }  // namespace aoti
