@@ -18,6 +18,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/util/Exception.h>
 
+#include "harness/program/python_ops.h"
 #include "harness/util/errors.h"
 #include "harness/util/json_util.h"
 #include "harness/archive/tensor_io.h"
@@ -334,64 +335,6 @@ std::vector<std::string> AliasedValueNames(const Node& node) {
 }
 
 namespace {
-
-const std::set<std::string>& PythonOps() {
-  static const auto* ops = new std::set<std::string>{
-      "add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "pos", "pow", "trunc",
-      "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "lshift", "rshift",
-      // torch's symbolic helpers (targets torch.sym_max, ...), as the serializer knows them
-      "sym_max", "sym_min", "sym_not", "sym_ite", "sym_float", "sym_int", "_sym_sqrt"};
-  return *ops;
-}
-
-c10::IValue ApplyPythonOp(const std::string& op, const std::vector<c10::IValue>& a, const Node& node) {
-  auto num = [](const c10::IValue& v) { return v.isInt() ? static_cast<double>(v.toInt()) : v.isBool() ? v.toBool() : v.toDouble(); };
-  const bool ints = std::all_of(a.begin(), a.end(), [](const c10::IValue& v) { return v.isInt() || v.isBool(); });
-  auto as_int = [](const c10::IValue& v) { return v.isInt() ? v.toInt() : static_cast<int64_t>(v.toBool()); };
-  auto truthy = [&](const c10::IValue& v) { return v.isBool() ? v.toBool() : num(v) != 0; };
-  if (op == "neg") return ints ? c10::IValue(-as_int(a.at(0))) : c10::IValue(-num(a.at(0)));
-  if (op == "pos") return a.at(0);
-  if (op == "not_" || op == "sym_not") return c10::IValue(!truthy(a.at(0)));
-  if (op == "trunc" || op == "sym_int") return c10::IValue(static_cast<int64_t>(std::trunc(num(a.at(0)))));
-  if (op == "sym_float") return c10::IValue(num(a.at(0)));
-  if (op == "_sym_sqrt") return c10::IValue(std::sqrt(num(a.at(0))));
-  if (op == "sym_ite") {
-    if (a.size() != 3) throw HarnessError(Where(node) + ": sym_ite expects 3 operands, got " + std::to_string(a.size()));
-    return truthy(a[0]) ? a[1] : a[2];
-  }
-  if (a.size() != 2) throw HarnessError(Where(node) + ": expected 2 operands, got " + std::to_string(a.size()));
-  const double x = num(a[0]), y = num(a[1]);
-  if (op == "add") return ints ? c10::IValue(as_int(a[0]) + as_int(a[1])) : c10::IValue(x + y);
-  if (op == "sub") return ints ? c10::IValue(as_int(a[0]) - as_int(a[1])) : c10::IValue(x - y);
-  if (op == "mul") return ints ? c10::IValue(as_int(a[0]) * as_int(a[1])) : c10::IValue(x * y);
-  if (op == "truediv") return c10::IValue(x / y);
-  if (op == "floordiv" || op == "mod") {
-    if (ints) {
-      const int64_t p = as_int(a[0]), q = as_int(a[1]);
-      if (q == 0) throw HarnessError(Where(node) + ": integer division by zero");
-      int64_t d = p / q;
-      if ((p % q != 0) && ((p < 0) != (q < 0))) --d;  // Python floors
-      return op == "floordiv" ? c10::IValue(d) : c10::IValue(p - d * q);
-    }
-    const double d = std::floor(x / y);
-    return op == "floordiv" ? c10::IValue(d) : c10::IValue(x - d * y);
-  }
-  if (op == "pow") return ints && as_int(a[1]) >= 0 ? c10::IValue(static_cast<int64_t>(std::llround(std::pow(x, y)))) : c10::IValue(std::pow(x, y));
-  if (op == "eq") return c10::IValue(x == y);
-  if (op == "ne") return c10::IValue(x != y);
-  if (op == "lt") return c10::IValue(x < y);
-  if (op == "le") return c10::IValue(x <= y);
-  if (op == "gt") return c10::IValue(x > y);
-  if (op == "ge") return c10::IValue(x >= y);
-  const bool bools = a[0].isBool() && a[1].isBool();  // SymBool & SymBool is a bool
-  if (op == "and_") return bools ? c10::IValue(a[0].toBool() && a[1].toBool()) : c10::IValue(as_int(a[0]) & as_int(a[1]));
-  if (op == "or_") return bools ? c10::IValue(a[0].toBool() || a[1].toBool()) : c10::IValue(as_int(a[0]) | as_int(a[1]));
-  if (op == "lshift") return c10::IValue(as_int(a[0]) << as_int(a[1]));
-  if (op == "rshift") return c10::IValue(as_int(a[0]) >> as_int(a[1]));
-  if (op == "sym_max") return ints ? c10::IValue(std::max(as_int(a[0]), as_int(a[1]))) : c10::IValue(std::max(x, y));
-  if (op == "sym_min") return ints ? c10::IValue(std::min(as_int(a[0]), as_int(a[1]))) : c10::IValue(std::min(x, y));
-  throw HarnessError(Where(node) + ": Python operator '" + op + "' is not supported");
-}
 
 // Names of the values an ArgPlan reads.
 void InputNames(const ArgPlan& p, std::vector<std::string>* names) {
@@ -851,6 +794,9 @@ struct Interpreter::Running {
   RunResult& result;
   const std::map<std::string, SymRange>& ranges;
   std::map<std::string, std::pair<int64_t, std::string>> symbols;  // unbacked symbol -> value, where bound
+  // Symbols bound inside a subgraph, at the first call that bound them: what the run reports
+  // for them (RunResult::symbols), once the call that bound them has returned.
+  std::map<std::string, int64_t> subgraph_first;
   std::set<std::string> protected_names;  // top-level values kept whatever their last use
 };
 
@@ -902,7 +848,21 @@ std::vector<c10::IValue> Interpreter::RunSubgraph(const GraphPlan& plan, const s
   }
   Env env;
   for (size_t k = 0; k < inputs.size(); ++k) Bind(g.inputs[k], inputs[k], caller, &env);
+  // A data-dependent size made inside a subgraph is the call's own: each call (a loop's
+  // iteration, a map's slice, a branch taken) binds it anew, as torch does (a while_loop's
+  // body may make a nonzero() of another size in every iteration). Symbols bound outside
+  // stay bound, and are checked, inside.
+  std::set<std::string> outer;
+  for (const auto& bound : run.symbols) outer.insert(bound.first);
   ExecuteGraph(plan, &env, run);
+  for (auto it = run.symbols.begin(); it != run.symbols.end();) {
+    if (outer.count(it->first)) {
+      ++it;
+      continue;
+    }
+    run.subgraph_first.emplace(it->first, it->second.first);
+    it = run.symbols.erase(it);
+  }
   std::vector<c10::IValue> out;
   for (const auto& o : g.outputs) {
     std::vector<std::string> names;
@@ -988,6 +948,31 @@ void Interpreter::ExecuteHigherOrder(const Step& step, std::vector<c10::IValue> 
     throw UnsupportedConstruct(Where(node) + ": the higher-order op '" + step.hop +
                                "' is a construct the harness does not run yet");
   }
+  // A higher-order op returns tensors of its own, as torch's do: a loop that ran no
+  // iteration, a branch or a region that returns an operand (or a view of one) gives a
+  // copy, so that an in-place op after the node never writes the operand (a weight the
+  // program holds across runs).
+  std::vector<at::Tensor> operands;
+  std::function<void(const c10::IValue&)> collect = [&](const c10::IValue& v) {
+    if (v.isTensor()) {
+      operands.push_back(v.toTensor());
+    } else if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorVector()) operands.push_back(t);
+    } else if (v.isList()) {
+      for (const c10::IValue& e : v.toListRef()) collect(e);
+    } else if (v.isTuple()) {
+      for (const c10::IValue& e : v.toTupleRef().elements()) collect(e);
+    }
+  };
+  for (const c10::IValue& v : a) collect(v);
+  for (c10::IValue& r : results) {
+    if (!r.isTensor() || !r.toTensor().defined()) continue;
+    const at::Tensor t = r.toTensor();
+    if (std::any_of(operands.begin(), operands.end(),
+                    [&](const at::Tensor& o) { return o.defined() && t.is_alias_of(o); })) {
+      r = t.clone();
+    }
+  }
   BindResults(node, std::move(results), env);
 }
 
@@ -1010,7 +995,7 @@ void Interpreter::ExecuteGraph(const GraphPlan& plan, std::unordered_map<std::st
         // node.name: its address (a subgraph's nodes are named so).
         ExecuteHigherOrder(step, std::vector<c10::IValue>(stack.begin(), stack.end()), node.name, env, run);
       } else {
-        const c10::IValue v = ApplyPythonOp(step.python_op, stack, node);
+        const c10::IValue v = ApplyPythonOp(step.python_op, stack, Where(node));
         if (node.outputs.size() == 1) Bind(node.outputs[0], v, node, env);
       }
       BindSymbols(step, *env, run);
@@ -1112,12 +1097,13 @@ RunResult Interpreter::Run(const std::vector<at::Tensor>& user_inputs, const Run
   Env env;
   const std::vector<std::string> user_input_names = BindInputs(program_, state_, options_, user_inputs, &env);
   RunResult result;
-  Running run{options, result, program_.range_constraints, {}, {}};
+  Running run{options, result, program_.range_constraints, {}, {}, {}};
   run.protected_names.insert(options.keep.begin(), options.keep.end());
   run.protected_names.insert(user_input_names.begin(), user_input_names.end());
   ExecuteGraph(*top_, &env, run);
   CollectOutputs(program_, env, &state_, &result);
   for (const auto& [symbol, bound] : run.symbols) result.symbols[symbol] = bound.first;
+  for (const auto& [symbol, value] : run.subgraph_first) result.symbols.emplace(symbol, value);
   return result;
 }
 

@@ -74,7 +74,8 @@ struct RunResult {
   size_t peak_live_values = 0;       // most values held at once during the run
   // Each higher-order op by its node's address ("cond", "while_loop/body_graph_0/cond_1").
   std::map<std::string, ControlFlowTaken> control_flow;
-  // The unbacked symbols the run bound (u0 -> the size a boolean mask kept).
+  // The unbacked symbols the run bound (u0 -> the size a boolean mask kept); one bound inside
+  // a subgraph (a loop's body) binds anew in each call, and is reported at its first.
   std::map<std::string, int64_t> symbols;
 };
 

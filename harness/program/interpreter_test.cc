@@ -13,6 +13,7 @@
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/zeros.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -83,6 +84,23 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTest, ::testing::ValuesIn(CorpusPrograms(
 
 TEST(Corpus, HasAtLeastThirtyPrograms) { EXPECT_GE(CorpusPrograms().size(), 30u); }
 
+// loop_nonzero.py: a while_loop whose body keeps h[h > 0] and a nonzero() of a state that
+// changes, so each iteration makes sizes of its own. Each iteration binds them anew (they
+// were once bound by the first, and the second iteration's other count was taken for
+// inputs breaking the program's assumptions); the run reports the first iteration's.
+TEST(Loops, ADataDependentSizeInALoopBodyBindsAnewEachIteration) {
+  auto archive = Pt2Archive::Open(PathOf("loop_nonzero"));
+  auto interp = Interpreter::FromArchive(*archive, "model");
+  const std::vector<at::Tensor> inputs = archive->SampleInputs();
+  const RunResult r = interp->Run(inputs);
+  ASSERT_EQ(r.outputs.size(), 2u);
+  const int64_t first = (inputs[0] > 0).sum().item<int64_t>();
+  const int64_t total = r.outputs[1].toTensor().item<int64_t>();
+  EXPECT_EQ(total, archive->RecordedEagerOutputs()[1].item<int64_t>());
+  EXPECT_NE(total, 3 * first) << "the three iterations kept the same count; the program no longer tests this";
+  EXPECT_THAT(r.symbols, ::testing::Contains(::testing::Pair(::testing::_, first)));
+}
+
 // RunAll returns every value the run produced, by name.
 std::map<std::string, c10::IValue> RunAll(Interpreter& interp, const std::vector<at::Tensor>& inputs,
                                           std::vector<at::Tensor>* outputs) {
@@ -95,6 +113,26 @@ std::map<std::string, c10::IValue> RunAll(Interpreter& interp, const std::vector
 
 double Rmse(const at::Tensor& a, const at::Tensor& ref) {
   return (a.to(at::kDouble) - ref.to(at::kDouble)).pow(2).mean().sqrt().item<double>();
+}
+
+// while_loop_layer.py with steps = 0: the loop runs no iteration, and its carried values come
+// out as copies of its operands, as torch's while_loop returns them, never the operands
+// themselves (a later in-place op would write the input, or a weight held across runs).
+TEST(Loops, AZeroTripLoopReturnsCopiesOfItsOperands) {
+  auto archive = Pt2Archive::Open(PathOf("while_loop_layer"));
+  auto interp = Interpreter::FromArchive(*archive, "model");
+  std::vector<at::Tensor> inputs = archive->SampleInputs();
+  ASSERT_EQ(inputs.size(), 2u);
+  inputs[1] = at::zeros({}, at::kLong);
+  std::vector<at::Tensor> outputs;
+  const auto values = RunAll(*interp, inputs, &outputs);
+  EXPECT_EQ(outputs.at(1).item<int64_t>(), 0);
+  EXPECT_TRUE(at::equal(outputs.at(0), inputs[0] * 2));
+  // The counter's operand is a node's value ('zeros'), the loop's counter result 'getitem'.
+  ASSERT_TRUE(values.count("zeros") && values.count("getitem")) << "the program's names changed";
+  const at::Tensor operand = values.at("zeros").toTensor(), result = values.at("getitem").toTensor();
+  EXPECT_TRUE(at::equal(result, operand));
+  EXPECT_FALSE(result.is_alias_of(operand)) << "the loop returned its operand itself";
 }
 
 TEST(Fp64Mode, EveryFloatingValueIsFloat64AndCloserToPythonFp64) {

@@ -11,7 +11,7 @@ BUNDLES = {
                       "multi_output", "sort_topk_cumsum", "reductions"],
     "bundle_layers": ["attention_manual", "attention_sdpa", "conv1d_pool", "conv_transpose_upsample", "group_norm",
                       "layer_norm", "matmul_family", "normalize_rms", "residual_block", "softmax_family"],
-    "bundle_control_flow": ["cond_branches", "map_scan", "nested_loop_cond"],
+    "bundle_control_flow": ["cond_branches", "map_scan", "nested_loop_cond", "loop_nonzero"],
     "bundle_state": ["buffer_mutation", "lifted_state"],
 }
 
