@@ -2,7 +2,8 @@
 # aoti_harness repro (the template: reducer/artifacts.cc writes the header and the case).
 #
 # Usage: python repro.py    (exit 1: the failure reproduces; 0: it does not; 2: it fails differently;
-#                           3: this torch cannot run the repro at all, e.g. cannot load repro.pt2)
+#                           3: it cannot run here: this torch cannot load repro.pt2, or no CUDA
+#                           device for a CUDA repro)
 import copy
 import json
 import os
@@ -67,11 +68,20 @@ def load_program():
             importlib.import_module(found.group(1))
 
 
+# The child's exit status when the compiled package does not load: the harness's "load
+# error", apart from an error of the run ("runtime error").
+LOAD_ERROR_EXIT = 17
+
+
 def child(package, inputs_path, outputs_path):
     """Runs the compiled model; a crash here only ends this child process."""
     load_libraries()
     args, kwargs = torch.load(inputs_path)
-    model = torch._inductor.aoti_load_package(package)
+    try:
+        model = torch._inductor.aoti_load_package(package)
+    except Exception as e:
+        print(f"{type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(LOAD_ERROR_EXIT)
     if SEED is not None:
         torch.manual_seed(SEED)
     out = model(*args, **kwargs)
@@ -191,12 +201,17 @@ def compile_package(ep, package):
 def main():
     if DEVICE == "cuda" and not torch.cuda.is_available():
         print(f"repro.py: the repro runs on cuda, and this torch ({torch.__version__}) sees no CUDA device; "
-              "run it on a GPU host with a CUDA torch")
-        return 2
+              "it cannot run here: run it on a GPU host with a CUDA torch")
+        return 3
     load_libraries()
     ep = load_program()
+    # The compiled package, the inputs and the outputs live as long as this run.
+    with tempfile.TemporaryDirectory(prefix="aoti_repro_") as work:
+        return compile_and_judge(ep, work)
+
+
+def compile_and_judge(ep, work):
     args, kwargs = ep.example_inputs
-    work = tempfile.mkdtemp(prefix="aoti_repro_")
     package = os.path.join(work, "repro_compiled.pt2")
     try:
         compile_package(ep, package)
@@ -228,6 +243,8 @@ def run_once(ep, args, kwargs, package, inputs_path, outputs_path):
     if proc.returncode < 0:
         import signal
         return f"signal {signal.Signals(-proc.returncode).name}", proc.stderr
+    if proc.returncode == LOAD_ERROR_EXIT:
+        return "load error", proc.stderr
     if proc.returncode != 0:
         return "runtime error", proc.stderr
     compiled = torch.load(outputs_path)

@@ -8,6 +8,7 @@ import importlib.util
 import io
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -15,6 +16,9 @@ import unittest
 import torch
 
 TEMPLATE = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "repro_template.py")
+# The harness's one table of failure classes (C++): which of them the reducer reduces.
+CLASSES_CC = (sys.argv.pop(1) if len(sys.argv) > 1 else
+              os.path.join(os.path.dirname(__file__), "..", "..", "harness", "util", "failure_class.cc"))
 TMP = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
 
 
@@ -131,6 +135,117 @@ class RandomOperators(unittest.TestCase):
         self.assertEqual(len(found), 2, found)
         self.assertEqual(R.random_operators(torch.export.export(torch.nn.ReLU(), (torch.ones(3),))), [])
 
+
+def reduced_classes():
+    """The classes harness/util/failure_class.cc marks as the compiler's failure (reduced)."""
+    with open(CLASSES_CC) as f:
+        rows = re.findall(r'\{FailureClass::k\w+, "([^"]+)", (true|false), (true|false)\}', f.read())
+    return [name for name, compiler, _ in rows if compiler == "true"]
+
+
+def filled_case(failure_class, device="cpu"):
+    return (f'FAILURE_CLASS = "{failure_class}"\nCHECK_STR = ""\nINDUCTOR_CONFIGS = json.loads("{{}}")\n'
+            'MODEL = "model"\nOPTIONS = {"accuracy": {"mode": "fp64", "tolerance": 1e-3}, '
+            '"runner": {"op_libraries": [], "env": [], "timeout_s": 5}}\n'
+            f'DEVICE = "{device}"\nFP64, STRICT, ASSERT_CLOSE = "fp64", "strict", "assert_close"\n'
+            'UNRELIABLE_REFERENCE = 0.1')
+
+
+class EveryReducedClass(unittest.TestCase):
+    """Every class the reducer reduces (the C++ table's) comes out of repro.py as that class:
+    a repro of it exits 1, never "fails differently" (2). Each is made as the compiled model
+    makes it: the compile raises, or the child that loads and runs the package exits so."""
+
+    def setUp(self):
+        self.ep = torch.export.export(torch.nn.ReLU(), (torch.randn(4),))
+        self.tmp = tempfile.TemporaryDirectory(dir=TMP)
+        self.addCleanup(self.tmp.cleanup)
+
+    def outcome(self, failure_class, child=None, compile_raises=None):
+        """repro.py's exit code for a case of `failure_class`, the child faked by `child`
+        (a function of the command, returning a CompletedProcess or raising)."""
+        module = load(filled_case(failure_class), "repro_" + re.sub(r"\W", "_", failure_class))
+        if compile_raises is not None:
+            def compile_package(ep, package):
+                raise compile_raises
+        else:
+            def compile_package(ep, package):
+                with open(package, "w") as f:
+                    f.write("a compiled package")
+        module.compile_package = compile_package
+        if child is not None:
+            module.subprocess.run = child
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                return module.compile_and_judge(self.ep, self.tmp.name), out.getvalue()
+        finally:
+            module.subprocess.run = subprocess_run
+
+    def exits(self, returncode, stderr="", outputs=None):
+        def run(argv, **kwargs):
+            if outputs is not None:
+                torch.save(outputs, argv[-1])
+            return subprocess.CompletedProcess(argv, returncode, "", stderr)
+        return run
+
+    def test_the_table_is_read(self):
+        self.assertEqual(sorted(reduced_classes()),
+                         sorted(["compile error", "load error", "runtime error", "signal", "timeout", "accuracy"]))
+
+    def test_each_reduced_class_reproduces_as_itself(self):
+        x = self.ep.example_inputs[0][0]
+
+        def timeout(argv, **kwargs):
+            raise subprocess.TimeoutExpired(argv, 5)
+
+        made = {
+            "compile error": dict(compile_raises=RuntimeError("C++ compile error: g++ failed")),
+            "load error": dict(child=self.exits(17, "RuntimeError: Error in dlopen: undefined symbol")),
+            "runtime error": dict(child=self.exits(1, "RuntimeError: the kernel raised")),
+            "signal SIGSEGV": dict(child=self.exits(-11)),
+            "timeout": dict(child=timeout),
+            "accuracy": dict(child=self.exits(0, outputs=torch.relu(x) + 1.0)),
+        }
+        self.assertEqual(sorted(c.split(" ")[0] for c in made), sorted(c.split(" ")[0] for c in reduced_classes()),
+                         "a class the reducer reduces has no row here")
+        for failure_class, how in made.items():
+            with self.subTest(failure_class):
+                code, printed = self.outcome(failure_class, **how)
+                self.assertIn(f"repro.py: {failure_class}", printed)
+                self.assertEqual(code, 1, printed)
+        code, printed = self.outcome("accuracy", child=self.exits(0, outputs=torch.relu(x)))
+        self.assertEqual(code, 0, printed)
+
+    def test_no_cuda_device_is_cannot_run_here(self):
+        if torch.cuda.is_available():
+            self.skipTest("this host has a CUDA device")
+        module = load(filled_case("accuracy", device="cuda"), "repro_cuda")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(module.main(), 3)
+        self.assertIn("cannot run here", out.getvalue())
+
+    def test_the_run_leaves_nothing_in_the_temporary_directory(self):
+        module = load(filled_case("compile error"), "repro_tmp")
+        tmpdir = tempfile.mkdtemp(dir=TMP)
+        module.tempfile.tempdir = tmpdir
+        module.load_program = lambda: self.ep
+
+        def compile_package(ep, package):
+            with open(package, "w") as f:
+                f.write("half a package")
+            raise RuntimeError("C++ compile error")
+        module.compile_package = compile_package
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(module.main(), 1)
+        finally:
+            module.tempfile.tempdir = None
+        self.assertEqual(os.listdir(tmpdir), [])
+
+
+subprocess_run = subprocess.run
 
 if __name__ == "__main__":
     unittest.main()
