@@ -94,6 +94,9 @@ std::string NamedByLabel(std::string message, const std::string& path, const std
   c.diagnosis_markdown = r.diagnosis_markdown;
   c.options = options;
   if (!r.model.empty()) c.options.model = r.model;
+  // The rule the check judged by (the one it picked for a quantized program, where the test
+  // chose none): the reduction, repro.py and repro_test judge alike.
+  if (r.accuracy.mode_chosen) c.options.accuracy = r.accuracy;
   // A flaky failure's case votes: its reduction and its repro fail when any of enough runs
   // fails, so that a candidate that passes once is not taken for fixed.
   if (r.flaky) c.options.votes = std::max(c.options.votes, VotesFor(r.runs_failed, r.runs));

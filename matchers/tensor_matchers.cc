@@ -20,6 +20,7 @@ std::string ModeName(const AccuracyOptions& options) {
     case AccuracyMode::kFp64Rmse: return "the fp64-RMSE rule (tol " + Num(options.tol) + ")";
     case AccuracyMode::kStrict: return "strict allclose (tol " + Num(options.tol) + ")";
     case AccuracyMode::kAssertClose: return "assert_close tolerances";
+    case AccuracyMode::kSqnr: return "SQNR against eager (at least " + Num(options.min_sqnr_db) + " dB)";
   }
   return "";
 }

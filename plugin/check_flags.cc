@@ -3,6 +3,8 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include <gflags/gflags.h>
@@ -57,7 +59,18 @@ CheckOptions CheckOptionsFromFlags(const CheckOptions* given_base) {
   if (use("aoti_atol")) o.accuracy.atol = FLAGS_aoti_atol;
   if (use("aoti_ignore_non_fp")) o.accuracy.ignore_non_fp = FLAGS_aoti_ignore_non_fp;
   if (use("aoti_exact_non_fp")) o.accuracy.exact_non_fp = FLAGS_aoti_exact_non_fp;
-  if (use("aoti_accuracy")) o.accuracy.mode = ParseAccuracyMode(FLAGS_aoti_accuracy, "--aoti_accuracy");
+  if (use("aoti_accuracy")) {
+    o.accuracy.mode = ParseAccuracyMode(FLAGS_aoti_accuracy, "--aoti_accuracy");
+    // Chosen by the test (its command line, its environment); else the check picks the rule
+    // that fits the program.
+    if (GivenOnCommandLine("aoti_accuracy") || std::getenv("AOTI_ACCURACY")) o.accuracy.mode_chosen = true;
+  }
+  if (use("aoti_min_sqnr_db")) {
+    if (!(FLAGS_aoti_min_sqnr_db >= 0) || !std::isfinite(FLAGS_aoti_min_sqnr_db)) {
+      throw HarnessError("--aoti_min_sqnr_db=" + std::to_string(FLAGS_aoti_min_sqnr_db) + ": expected a number of dB >= 0");
+    }
+    o.accuracy.min_sqnr_db = FLAGS_aoti_min_sqnr_db;
+  }
   if (use("aoti_isolation")) {
     if (FLAGS_aoti_isolation != IsolationName(true) && FLAGS_aoti_isolation != IsolationName(false)) {
       throw HarnessError("--aoti_isolation=" + FLAGS_aoti_isolation + ": expected child or in_process");

@@ -71,8 +71,10 @@ DEFINE_string(aoti_model_name, "",
 DEFINE_double(aoti_tolerance, 1e-3, "tol of the accuracy rule, as PyTorch's repro_tolerance (default 1e-3).");
 DEFINE_string(aoti_accuracy, EnvOr("AOTI_ACCURACY", "fp64").c_str(),
               "Accuracy rule: fp64 (upstream's fp64-RMSE rule), strict (allclose only), "
-              "assert_close (torch.testing.assert_close, its defaults per dtype or --aoti_rtol/--aoti_atol). "
-              "Env: AOTI_ACCURACY.");
+              "assert_close (torch.testing.assert_close, its defaults per dtype or --aoti_rtol/--aoti_atol), "
+              "sqnr (SQNR against eager, at least --aoti_min_sqnr_db). Not given: fp64, or sqnr for a quantized "
+              "program (quantized_decomposed operators). Env: AOTI_ACCURACY.");
+DEFINE_double(aoti_min_sqnr_db, 30, "With the sqnr rule: the least SQNR (dB) a floating output passes with.");
 DEFINE_bool(aoti_ignore_non_fp, false, "Do not compare bool and integer outputs.");
 DEFINE_bool(aoti_exact_non_fp, false, "Compare bool and integer outputs exactly (default: allclose at the tolerance, "
             "as upstream's rule).");

@@ -11,7 +11,8 @@ DECLARE_string(aoti_package);         // the .pt2 under test (set by aoti_model_
 DECLARE_string(aoti_packages);        // KEY=PATH,... more packages by key (aoti_model_test's packages)
 DECLARE_string(aoti_model_name);      // model name inside the archive
 DECLARE_double(aoti_tolerance);       // tol of the accuracy rule (upstream repro_tolerance)
-DECLARE_string(aoti_accuracy);        // fp64 | strict | assert_close
+DECLARE_string(aoti_accuracy);        // fp64 | strict | assert_close | sqnr
+DECLARE_double(aoti_min_sqnr_db);     // the sqnr rule's least SQNR, dB
 DECLARE_bool(aoti_ignore_non_fp);     // skip bool/integer outputs
 DECLARE_bool(aoti_exact_non_fp);      // compare bool/integer outputs exactly
 DECLARE_double(aoti_rtol);            // assert_close's rtol (negative: the dtype's default)

@@ -95,8 +95,9 @@ std::string ReproPy(const ReduceResult& r, const std::string& options_json, cons
     << "DEVICE = " << Py(device) << "\n"
     << "# The accuracy modes as the check options spell them, and the harness's bound of a\n"
     << "# reliable float64 reference (harness/check/accuracy_rule.h).\n"
-    << "FP64, STRICT, ASSERT_CLOSE = " << Py(AccuracyModeName(AccuracyMode::kFp64Rmse)) << ", "
-    << Py(AccuracyModeName(AccuracyMode::kStrict)) << ", " << Py(AccuracyModeName(AccuracyMode::kAssertClose)) << "\n"
+    << "FP64, STRICT, ASSERT_CLOSE, SQNR = " << Py(AccuracyModeName(AccuracyMode::kFp64Rmse)) << ", "
+    << Py(AccuracyModeName(AccuracyMode::kStrict)) << ", " << Py(AccuracyModeName(AccuracyMode::kAssertClose)) << ", "
+    << Py(AccuracyModeName(AccuracyMode::kSqnr)) << "\n"
     << "UNRELIABLE_REFERENCE = " << kUnreliableReference << "\n"
     << kCaseEnd;
   std::string py = kReproTemplate;

@@ -2,8 +2,8 @@
 // unreliable-reference verdict) and repro.py's own rule (judge() in
 // reducer/repro/repro_template.py, run by harness/check/same_cases.py --judge at build time)
 // give the same verdict on every differential case, under every accuracy mode: fp64 (with
-// and without exact_non_fp), strict, and assert_close with the dtype's defaults and with the
-// test's own rtol and atol. The cases include outputs at assert_close's rtol, where the side
+// and without exact_non_fp), strict, assert_close with the dtype's defaults and with the
+// test's own rtol and atol, and sqnr (a quantized program's rule) at two thresholds. The cases include outputs at assert_close's rtol, where the side
 // rtol scales decides, and eager far from float64.
 #include <iostream>
 #include <map>
@@ -36,6 +36,8 @@ AccuracyOptions Variant(const std::string& name, const SameCase& c) {
   if (name == "strict") o.mode = AccuracyMode::kStrict;
   if (name == "assert_close" || name == "assert_close_own") o.mode = AccuracyMode::kAssertClose;
   if (name == "assert_close_own") o.rtol = c.tol, o.atol = c.tol / 10;
+  if (name == "sqnr" || name == "sqnr_low") o.mode = AccuracyMode::kSqnr;
+  if (name == "sqnr_low") o.min_sqnr_db = 8;
   return o;
 }
 
@@ -47,7 +49,7 @@ TEST(ReproRule, JudgesEveryCaseAsTheCheckDoes) {
   int shown = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const SameCase& c = cases[i];
-    ASSERT_EQ(c.repro.size(), 5u) << "case " << i << " has no verdicts of repro.py's rule";
+    ASSERT_EQ(c.repro.size(), 7u) << "case " << i << " has no verdicts of repro.py's rule";
     for (const auto& [name, python] : c.repro) {
       const AccuracyOptions options = Variant(name, c);
       const std::string ours = CheckVerdict(c, options);
@@ -74,6 +76,8 @@ TEST(ReproRule, JudgesEveryCaseAsTheCheckDoes) {
   EXPECT_GT(verdicts["fp64"]["unreliable reference"], 50);
   EXPECT_GT(verdicts["assert_close"]["passes"], 500);
   EXPECT_GT(verdicts["assert_close"]["accuracy"], 500);
+  EXPECT_GT(verdicts["sqnr"]["passes"], 200);
+  EXPECT_GT(verdicts["sqnr"]["accuracy"], 200);
 }
 
 }  // namespace

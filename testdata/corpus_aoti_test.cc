@@ -8,9 +8,14 @@
 #include <iostream>
 
 #include <gflags/gflags.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/archive/pt2_archive.h"
+#include "harness/check/check.h"
+#include "harness/util/failure_class.h"
 #include "matchers/aoti_matches_eager.h"
+#include "plugin/check_flags.h"
 
 DEFINE_int32(bundled_programs, 0, "how many corpus programs the bundle_* packages hold (bundles.bzl)");
 
@@ -58,6 +63,28 @@ TEST(CorpusAotiSize, CoversTheWholeCorpus) {
   ::testing::Test::RecordProperty("aoti_programs_checked", programs);
   ::testing::Test::RecordProperty("aoti_packages_checked", static_cast<int>(packages));
   EXPECT_GE(programs, 45);
+}
+
+// Inputs the model itself refuses (ids beyond their table, a gather's index beyond its
+// dimension): eager raises on them as the compiled model fails or reads past its tables. The
+// verdict is the inputs', never a compiler bug, and nothing is reduced.
+TEST(CorpusInvalidInputs, InputsEagerRefusesAreNotACompilerBug) {
+  const std::string package = std::string(kDir) + "/bundle_shapes_aoti.pt2";
+  std::vector<at::Tensor> inputs = Pt2Archive::Open(package)->SampleInputs();
+  int moved = 0;
+  for (auto& t : inputs) {
+    if (t.scalar_type() == at::kLong) t = t.add(1000), ++moved;
+  }
+  ASSERT_GT(moved, 0) << "no integer input in " << package;
+  CheckOptions options = CheckOptionsFromFlags();
+  options.reruns = 0;
+  options.inputs_from = "the sample's integer inputs moved 1000 up by the test";
+  const CheckReport r = CheckAotiMatchesEager(package, &inputs, options);
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.failure_class, "invalid inputs") << r.message;
+  EXPECT_FALSE(IsCompilerFailure(r.failure_class));
+  EXPECT_THAT(r.message, ::testing::HasSubstr("eager: node '"));
+  EXPECT_THAT(r.message, ::testing::HasSubstr("moved 1000 up by the test"));
 }
 
 }  // namespace

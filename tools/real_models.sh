@@ -53,11 +53,13 @@ CONTROL_FLOW_CASES=(mixtral_routed_compile_error mixtral_routed_relu_accuracy ea
 # CI: one planted case per class, each path once: the unnamed compile error in the early exit
 # (torch.cond around GPT-2) rather than in BERT, the relu accuracy bug under autocast rather
 # than in ViT (--all runs both).
+# What serving teams ship: an int8 model from the PT2E flow, its float head's relu planted.
+SERVING_CASES=(int8_cnn_relu_accuracy)
 CI_CASES=(bert_runtime_error_unnamed resnet_signal_unnamed bert_log1p_accuracy "${TEAM_CASES[@]}" "${VERDICT_CASES[@]}"
           mixtral_routed_compile_error early_exit_compile_error_unnamed bert_autocast_relu_accuracy)
 ALL_CASES=(bert_compile_error llama_compile_error bert_runtime_error gpt2_runtime_error vit_signal gpt2_signal
            gpt2_relu_accuracy vit_relu_accuracy t5_log1p_accuracy bert_log1p_accuracy "${UNNAMED_CASES[@]}"
-           "${TEAM_CASES[@]}" "${VERDICT_CASES[@]}" "${CONTROL_FLOW_CASES[@]}")
+           "${TEAM_CASES[@]}" "${VERDICT_CASES[@]}" "${CONTROL_FLOW_CASES[@]}" "${SERVING_CASES[@]}")
 healthy=1
 cases=("${CI_CASES[@]}")
 if [ "${1:-}" = "--all" ]; then
@@ -111,6 +113,8 @@ rows = [(m + "_test", m, "") for m in ["bert", "gpt2", "llama", "t5", "vit", "mi
     ("recurrent_scan_test", "recurrent_scan", "scan over a recurrent cell"),
     ("bert_autocast_test", "bert_autocast", "BERT under torch.autocast (bfloat16)"),
     ("cached_decoder_test", "cached_decoder", "a KV cache and a step counter written in forward"),
+    ("recommender_test", "recommender", "embedding bags: ids and offsets, dynamic, every shape point"),
+    ("int8_cnn_test", "int8_cnn", "int8 from the PT2E flow, freezing: judged by SQNR"),
 ]
 print("| test | op nodes | outputs | verdict | interpreter fp32 | interpreter bf16 | check (s) | what it shows |")
 print("| --- | ---: | ---: | --- | --- | --- | ---: | --- |")
@@ -124,7 +128,11 @@ for test, m, what in rows:
     outs = sum(1 for o in prog["graph_module"]["signature"]["output_specs"] if "user_output" in o)
     log = open(f"{logs}/{test}/test.log").read()
     verdict = "pass" if re.search(r"\[  PASSED  \] \d+ tests?", log) and "FAILED" not in log else "FALSE ALARM"
-    secs = re.search(r'<testcase[^>]*time="([0-9.]+)"', open(f"{logs}/{test}/test.xml").read())
+    xml = open(f"{logs}/{test}/test.xml").read()
+    secs = re.search(r'<testcase[^>]*time="([0-9.]+)"', xml)
+    points = re.findall(r'<testcase name="[^"]*"[^>]*result="(\w+)"[^>]*classname="AotiModelShapes"', xml)
+    if points:  # a dynamic package: its shape points, run and skipped
+        what += f"; shape points: {points.count('completed')} run, {points.count('skipped')} skipped"
     def ident(p):
         found = re.search(rf"/{p}\.pt2 \([A-Za-z0-9]+\): (bit-identical|max \|diff\| \S+)", identity)
         return found.group(1).replace("|", "\\|") if found else "-"  # "-": not in the identity test

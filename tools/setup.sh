@@ -6,7 +6,8 @@
 #     GoogleTest/GoogleMock, gflags, glog, nlohmann-json, clang (the fuzzers), Graphviz
 #     (report.html's graphs), Chromium (report.html's render test).
 #   - A virtualenv at $AOTI_VENV (default: ~/.cache/aoti_harness/venv) with torch==2.13.0
-#     and transformers==5.23.0 (the real-model corpus; nothing is downloaded from a hub).
+#     and transformers==5.23.0 (the real-model corpus; nothing is downloaded from a hub),
+#     torchao==0.18.0 (the corpus's int8 model, quantized by PyTorch's PT2E flow).
 #     It lives outside the checkout so that every clone shares it, and Bazel's disk cache
 #     (keyed on the interpreter's path) stays warm across clones.
 #   - With --cuda, also a second virtualenv at $AOTI_CUDA_VENV (default:
@@ -32,6 +33,8 @@ CUDA_VENV="${AOTI_CUDA_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/venv-c
 CUDA_TORCH_VERSION="2.14.1"
 # The real-model corpus (testdata/real) builds small random transformers models.
 TRANSFORMERS_VERSION="5.23.0"
+# The int8 model of the corpus is quantized by the PT2E flow, which lives in torchao.
+TORCHAO_VERSION="0.18.0"
 # clang and its runtimes: the reader fuzzers (libFuzzer, ASan, UBSan; tools/fuzz.sh).
 # graphviz: report.html's graphs (dot to SVG). chromium and a font: report.html opened in
 # a headless browser by its tests (tools/check_report_html.sh). libxml2-utils: xmllint,
@@ -92,7 +95,13 @@ if [ "$have_tf" != "$TRANSFORMERS_VERSION" ]; then
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "transformers==$TRANSFORMERS_VERSION" "torch==$TORCH_VERSION" \
     || die "pip could not install transformers==$TRANSFORMERS_VERSION into $VENV"
 fi
-log "ready: bazel $(dpkg-query -W -f='${Version}' bazel-bootstrap 2>/dev/null), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)'), transformers $TRANSFORMERS_VERSION in $VENV"
+have_ao="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("torchao"))' 2>/dev/null || true)"
+if [ "$have_ao" != "$TORCHAO_VERSION" ]; then
+  log "installing torchao==$TORCHAO_VERSION into $VENV (found: ${have_ao:-none})"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "torchao==$TORCHAO_VERSION" "torch==$TORCH_VERSION" \
+    || die "pip could not install torchao==$TORCHAO_VERSION into $VENV"
+fi
+log "ready: bazel $(dpkg-query -W -f='${Version}' bazel-bootstrap 2>/dev/null), torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)'), transformers $TRANSFORMERS_VERSION, torchao $TORCHAO_VERSION in $VENV"
 
 if [ "$WITH_CUDA" = 1 ]; then
   if [ ! -x "$CUDA_VENV/bin/python" ]; then

@@ -1,6 +1,7 @@
 #include "harness/check/accuracy_rule.h"
 
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include <ATen/ops/isclose.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/zeros_like.h>
 
 #include "harness/util/errors.h"
 
@@ -80,15 +82,16 @@ std::string AccuracyModeName(AccuracyMode mode) {
     case AccuracyMode::kFp64Rmse: return "fp64";
     case AccuracyMode::kStrict: return "strict";
     case AccuracyMode::kAssertClose: return "assert_close";
+    case AccuracyMode::kSqnr: return "sqnr";
   }
   return "fp64";
 }
 
 AccuracyMode ParseAccuracyMode(const std::string& name, const std::string& what) {
-  for (AccuracyMode m : {AccuracyMode::kFp64Rmse, AccuracyMode::kStrict, AccuracyMode::kAssertClose}) {
+  for (AccuracyMode m : {AccuracyMode::kFp64Rmse, AccuracyMode::kStrict, AccuracyMode::kAssertClose, AccuracyMode::kSqnr}) {
     if (name == AccuracyModeName(m)) return m;
   }
-  throw HarnessError(what + " is '" + name + "'; expected fp64, strict or assert_close");
+  throw HarnessError(what + " is '" + name + "'; expected fp64, strict, assert_close or sqnr");
 }
 
 std::pair<double, double> AssertCloseTolerances(c10::ScalarType dtype) {
@@ -195,6 +198,14 @@ TensorComparison CompareOutputs(const at::Tensor& compiled_any, const at::Tensor
     c.reason = c.pass ? "exactly equal" : "non-floating output differs (compared exactly)";
     return c;
   }
+  if (options.mode == AccuracyMode::kSqnr && floating) {
+    c.judged_by_sqnr = true;
+    c.sqnr_db = Sqnr(compiled, eager);
+    c.pass = c.sqnr_db >= options.min_sqnr_db;  // NaN fails
+    c.reason = "SQNR " + Num(c.sqnr_db) + " dB " + (c.pass ? ">= " : "< ") + Num(options.min_sqnr_db) +
+               " dB against eager";
+    return c;
+  }
   // Upstream's first test, as it makes it: allclose(eager, compiled) in the outputs' own
   // dtype (rtol scales |compiled|), NaNs equal; bool as uint8. assert_close mode as
   // torch.testing.assert_close(compiled, eager) makes it: rtol scales |eager|.
@@ -207,7 +218,7 @@ TensorComparison CompareOutputs(const at::Tensor& compiled_any, const at::Tensor
     c.reason = "allclose";
     return c;
   }
-  if (options.mode != AccuracyMode::kFp64Rmse) {
+  if (options.mode == AccuracyMode::kStrict || options.mode == AccuracyMode::kAssertClose) {
     c.reason = options.mode == AccuracyMode::kStrict ? "not allclose (strict mode)"
                                                      : "not close (assert_close tolerances)";
     return c;
@@ -228,6 +239,21 @@ TensorComparison CompareOutputs(const at::Tensor& compiled_any, const at::Tensor
   }
   JudgeByRmse(compiled, eager, fp64, options.tol, &c);
   return c;
+}
+
+double Sqnr(const at::Tensor& got_any, const at::Tensor& ref_any) {
+  const at::Tensor got = OnCpu(got_any).to(at::kDouble), ref = OnCpu(ref_any).to(at::kDouble);
+  if (got.numel() == 0) return std::numeric_limits<double>::infinity();
+  const at::Tensor nan_got = at::isnan(got), nan_ref = at::isnan(ref);
+  if (!at::equal(nan_got, nan_ref)) return std::numeric_limits<double>::quiet_NaN();
+  const at::Tensor g = at::where(nan_ref, at::zeros_like(got), got), r = at::where(nan_ref, at::zeros_like(ref), ref);
+  const double noise = (g - r).pow(2).sum().item<double>(), signal = r.pow(2).sum().item<double>();
+  if (noise == 0) return std::numeric_limits<double>::infinity();
+  if (std::isnan(noise)) return std::numeric_limits<double>::quiet_NaN();  // Inf where the other differs
+  if (signal == 0 || std::isinf(noise)) {
+    return std::isinf(signal) ? std::numeric_limits<double>::quiet_NaN() : -std::numeric_limits<double>::infinity();
+  }
+  return 10.0 * std::log10(signal / noise);
 }
 
 bool PassedOnAnUnreliableReference(const TensorComparison& c, const at::Tensor& fp64, double* relative) {
@@ -261,6 +287,11 @@ std::string DescribeComparison(const TensorComparison& c, const AccuracyOptions&
   os << "\n  At index " << FormatIndex(c.max_abs_index) << ": compiled " << Num(c.got) << ", eager "
      << Num(c.eager);
   if (c.has_fp64) os << ", fp64 " << Num(c.fp64);
+  if (c.judged_by_sqnr) {
+    os << "\n  SQNR(compiled against eager) = " << Num(c.sqnr_db) << " dB" << (c.pass ? " >= " : " < ")
+       << Num(options.min_sqnr_db) << " dB (the quantized program's rule: 10 log10(sum eager^2 / sum (compiled - "
+       << "eager)^2))";
+  }
   if (c.multiplier > 0) {
     os << "\n  RMSE(compiled, fp64) = " << Num(c.rmse_compiled)
        << (c.pass ? " <= " : " > ") << "bound " << Num(c.bound) << " = " << Num(c.multiplier)

@@ -18,6 +18,13 @@
 // harness/check/accuracy_rule_differential_test checks this rule against the wheel's same()
 // on over 10,000 generated cases.
 //
+// SQNR mode (a quantized program's rule): each floating output passes when its
+// signal-to-quantization-noise ratio against eager, 10 log10(sum eager^2 / sum (compiled -
+// eager)^2) in float64, is at least min_sqnr_db (30 dB, what PyTorch's own quantization tests
+// ask); integer and bool outputs as under the fp64 rule without a reference (allclose at tol,
+// or exact / ignored as asked). The check picks it for a program with quantized_decomposed
+// operators unless the test chose a mode (mode_chosen).
+//
 // Strict mode is allclose only. kAssertClose is torch.testing.assert_close(compiled, eager):
 // its per-dtype defaults (rtol, atol) instead of tol, or the test's own rtol and atol, with
 // rtol scaling |eager| (NaNs equal). repro.py's own rule (reducer/repro/repro_template.py)
@@ -36,6 +43,7 @@ enum class AccuracyMode {
   kFp64Rmse,     // upstream's accuracy rule (default)
   kStrict,       // allclose(eager, compiled, tol, tol) only
   kAssertClose,  // torch.testing.assert_close defaults per dtype
+  kSqnr,         // a quantized program: compiled against eager's Q/DQ by SQNR in dB
 };
 
 struct AccuracyOptions {
@@ -48,6 +56,12 @@ struct AccuracyOptions {
   // kAssertClose only: the test's own tolerances, as torch.testing.assert_close(rtol=,
   // atol=) takes them; negative: that dtype's default (AssertCloseTolerances).
   double rtol = -1, atol = -1;
+  // kSqnr only: the least SQNR an output passes with, in dB.
+  double min_sqnr_db = 30;
+  // mode_chosen: the test (a flag, its environment, a case file) chose the mode; else the
+  // check may pick the rule that fits the program (SQNR for a quantized one). Not written to
+  // a case: a case's mode is always its own choice.
+  bool mode_chosen = false;
 };
 
 // AccuracyModeName: the one spelling of a mode (fp64, strict, assert_close), used by the
@@ -75,7 +89,13 @@ struct TensorComparison {
   bool has_fp64 = false;
   double rmse_compiled = 0, rmse_eager = 0;  // against fp64
   double multiplier = 0, bound = 0;          // RMSE bound = multiplier * rmse_eager + tol/10
+  double sqnr_db = 0;                        // kSqnr: SQNR against eager, dB (+inf: equal)
+  bool judged_by_sqnr = false;
 };
+
+// Sqnr: 10 log10(sum ref^2 / sum (got - ref)^2) in float64, dB; +inf when they are equal,
+// -inf when ref is all zero and got is not, NaN when either holds NaN where the other does not.
+double Sqnr(const at::Tensor& got, const at::Tensor& ref);
 
 // CompareElements: dtype and shape checks, then element-wise statistics at (rtol, atol)
 // against `expected` (NaNs equal; rtol scales |actual| as upstream's allclose(expected,

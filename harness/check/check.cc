@@ -172,6 +172,7 @@ struct Checking {
   std::string device = "cpu";
   std::vector<at::Tensor> inputs;
   std::unique_ptr<Interpreter> eager;
+  AccuracyOptions accuracy;  // the test's rule, or the one the check picked for the program
 
   bool Failed(std::string failure_class, std::string message) {
     r = Fail(std::move(r), std::move(failure_class), std::move(message));
@@ -243,6 +244,34 @@ bool PreflightHost(Checking& c) {
       " with the package on this host (its inputs were not checked)");
 }
 
+// QuantizedOperators: the program's quantize and dequantize steps (quantized_decomposed
+// operators, as PyTorch's PT2E flow leaves them), counted.
+size_t QuantizedOperators(const Program& program) {
+  size_t n = 0;
+  ForEachNode(program.nodes, [&](const Node& node, const std::string&) {
+    if (node.target.rfind("torch.ops.quantized_decomposed.", 0) == 0) ++n;
+  });
+  return n;
+}
+
+// PickAccuracyRule: the test's rule; where the test chose none, a quantized program is
+// judged as quantized (SQNR against eager's Q/DQ: the fp64 rule's bound, which scales with
+// eager's own float rounding, is no measure for int8 kernels that requantize), and the
+// report says so. The rule picked travels with the case (CheckReport::accuracy).
+void PickAccuracyRule(Checking& c) {
+  c.accuracy = c.options.accuracy;
+  if (!c.accuracy.mode_chosen && c.accuracy.mode == AccuracyMode::kFp64Rmse) {
+    if (const size_t q = QuantizedOperators(c.eager->program()); q > 0) {
+      c.accuracy.mode = AccuracyMode::kSqnr;
+      c.r.accuracy_note = "a quantized program (" + std::to_string(q) + " quantize/dequantize steps): judged by SQNR "
+                          "against eager, at least " + std::to_string(static_cast<int>(c.accuracy.min_sqnr_db)) +
+                          " dB (--aoti_accuracy chooses another rule)";
+    }
+  }
+  c.accuracy.mode_chosen = true;
+  c.r.accuracy = c.accuracy;
+}
+
 // LoadEager: the inputs and the eager interpreter (custom operators the program calls from
 // the test's op libraries unless linked in), then the inputs against the program.
 bool LoadEager(Checking& c) {
@@ -256,6 +285,7 @@ bool LoadEager(Checking& c) {
   } catch (const HarnessError& e) {
     return c.Failed(Name(FailureClass::kHarnessError), e.what());
   }
+  PickAccuracyRule(c);
   return PreflightProblems(c, CheckInputs(c.eager->program(), c.inputs, c.device), "");
 }
 
@@ -279,6 +309,25 @@ std::string InputsBreakTheProgram(Checking& c) {
   return "";
 }
 
+// InputsFrom: where the check's inputs came from, in words.
+std::string InputsFrom(const Checking& c) {
+  if (!c.options.inputs_from.empty()) return c.options.inputs_from;
+  return c.given ? "the inputs given to the check" : "the package's sample inputs";
+}
+
+// EagerFailsToo: the operator's own error when eager, run on the same inputs from the
+// package's state, fails where the compiled model did; "" when eager runs them. An error of
+// the harness's own (not an operator's) is not eager's and is left to the eager step.
+std::string EagerFailsToo(Checking& c) {
+  try {
+    Interpreter::FromArchive(*c.archive, c.r.model)->RunTensors(c.inputs);
+  } catch (const OperatorError& e) {
+    return e.what();
+  } catch (const HarnessError&) {
+  }
+  return "";
+}
+
 bool RunCompiledModel(Checking& c) {
   c.r.outcome = RunCompiled(AbsolutePath(c.package), c.r.model, c.inputs, c.options.runner);
   const CompiledOutcome& o = c.r.outcome;
@@ -288,6 +337,21 @@ bool RunCompiledModel(Checking& c) {
       return PreflightProblems(c, {"the inputs break the program's own assumptions: eager fails too: " + broken +
                                    " (the compiled model: " + o.Summary().substr(0, 300) + ")"},
                                "");
+    }
+    if (const std::string eager = EagerFailsToo(c); !eager.empty()) {
+      const bool sample = !c.given || SameValues(*c.given, c.archive->SampleInputsOnCpu());
+      if (sample) {
+        // Python eager ran these very inputs when the package was built.
+        return c.Failed(Name(FailureClass::kHarnessDisagreement),
+                        c.what + ": the harness' eager interpreter fails on the package's sample inputs, which Python "
+                                 "eager ran when the package was built, at " + eager +
+                            ". The failure is the harness', not AOTI's: nothing is judged or reduced. Please report it "
+                            "to aoti_harness with the package.");
+      }
+      return c.Failed(Name(FailureClass::kInvalidInputs),
+                      c.what + ": these inputs are invalid for the model: eager fails on them too, so the compiled "
+                               "model's failure is not a compiler bug and nothing is reduced.\n  eager: " + eager +
+                          "\n  the compiled model: " + o.Summary().substr(0, 300) + "\n  the inputs: " + InputsFrom(c));
     }
   }
   // A shipped package's failure to run says which torch built it and which runs it.
@@ -313,6 +377,15 @@ bool RunEager(Checking& c, const std::vector<std::string>& random_nodes, std::ve
     }
   } catch (const ProgramConstraintError& e) {
     return PreflightProblems(c, {std::string("the inputs break the program's own assumptions: ") + e.what()}, "");
+  } catch (const OperatorError& e) {
+    if (!c.given || SameValues(*c.given, c.archive->SampleInputsOnCpu())) {
+      return c.Failed(Name(FailureClass::kHarnessError), c.what + ": the eager interpreter failed on the package's "
+                                                                  "sample inputs, which Python eager ran: " + e.what());
+    }
+    return c.Failed(Name(FailureClass::kInvalidInputs),
+                    c.what + ": these inputs are invalid for the model: eager fails on them (the compiled model ran "
+                             "them without a word), so nothing is judged and nothing is reduced.\n  eager: " +
+                        std::string(e.what()) + "\n  the inputs: " + InputsFrom(c));
   } catch (const HarnessError& e) {
     return c.Failed(Name(FailureClass::kHarnessError), c.what + ": the eager interpreter failed: " + e.what());
   }
@@ -364,7 +437,7 @@ bool AgreesWithRecorded(Checking& c, const std::vector<at::Tensor>& eager_out) {
 // back to eager as the reference, as upstream's same_two_models does, and the report says
 // so. A seeded random model has none: float64 draws other numbers even seeded alike.
 std::vector<at::Tensor> RunFp64(Checking& c, bool seeded_random) {
-  if (c.options.accuracy.mode != AccuracyMode::kFp64Rmse) return {};
+  if (c.accuracy.mode != AccuracyMode::kFp64Rmse) return {};
   if (seeded_random) {
     c.r.fp64_note = "no float64 reference (the model draws random numbers, and a float64 run draws others even seeded "
                     "alike); judged against eager, seeded alike";
@@ -413,7 +486,7 @@ bool Judge(Checking& c, const References& refs, bool seeded_random) {
                                     " outputs, eager returned " + std::to_string(eager_out.size()));
   }
   const auto sig = c.eager->program().Signature().user_outputs;
-  const AccuracyOptions& accuracy = c.options.accuracy;
+  const AccuracyOptions& accuracy = c.accuracy;
   std::string failures, unjudged;
   size_t failed = 0;
   const size_t judged = c.options.judged_outputs ? std::min(c.options.judged_outputs, got.size()) : got.size();
@@ -446,6 +519,7 @@ bool Judge(Checking& c, const References& refs, bool seeded_random) {
             AccuracyModeName(accuracy.mode) + " accuracy" +
             (c.r.fp64_device.empty() || c.r.fp64_device == "cpu" ? "" : " (float64 reference on " + c.r.fp64_device + ")") +
             failures + (c.r.fp64_note.empty() ? "" : "\n  " + c.r.fp64_note) +
+            (c.r.accuracy_note.empty() ? "" : "\n  " + c.r.accuracy_note) +
             (seeded_random && !FallbackRandom(*c.archive)
                  ? "\n  the model draws random numbers, and its package was not compiled with fallback_random=True: "
                    "its compiled model draws with inductor's own generator, not eager's"

@@ -36,6 +36,10 @@ struct CheckReport {
   std::vector<TensorComparison> comparisons;
   std::vector<std::string> preflight_problems;  // each problem the preflight found
   std::string fp64_note;  // set when there is no float64 reference, and why
+  // accuracy: the rule the outputs were judged by (the test's, or the one the check picked
+  // for the program, with accuracy_note saying why); a failing case carries it.
+  AccuracyOptions accuracy;
+  std::string accuracy_note;
   // A package brought in as shipped (aoti_prebuilt_package): which torch built it and which
   // torch the test runs ("built by torch 2.12.1 (...); tested under torch 2.13.0"); "" else.
   std::string built_by;

@@ -97,6 +97,7 @@ json CheckOptionsToJson(const CheckOptions& o, const std::string& relative_to) {
                    {"exact_non_fp", o.accuracy.exact_non_fp}};
   if (o.accuracy.rtol >= 0) accuracy["rtol"] = o.accuracy.rtol;
   if (o.accuracy.atol >= 0) accuracy["atol"] = o.accuracy.atol;
+  if (o.accuracy.mode == AccuracyMode::kSqnr) accuracy["min_sqnr_db"] = o.accuracy.min_sqnr_db;
   json libraries = json::array();
   for (const auto& lib : o.runner.op_libraries) {
     if (!relative_to.empty()) {
@@ -132,7 +133,9 @@ CheckOptions CheckOptionsFromJson(const json& j, const std::string& what, const 
   o.model = top.String("model", "");
   if (const json* a = top.Get("accuracy")) {
     Reader acc(*a, top.Field("accuracy"));
+    o.accuracy.mode_chosen = a->is_object() && a->contains("mode");
     o.accuracy.mode = ParseAccuracyMode(acc.String("mode", AccuracyModeName(o.accuracy.mode)), acc.Field("mode"));
+    o.accuracy.min_sqnr_db = acc.Number("min_sqnr_db", o.accuracy.min_sqnr_db, false);
     o.accuracy.tol = acc.Number("tolerance", o.accuracy.tol, false);
     o.accuracy.rtol = acc.Number("rtol", -1, false);
     o.accuracy.atol = acc.Number("atol", -1, false);

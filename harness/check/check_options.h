@@ -37,6 +37,10 @@ struct CheckOptions {
   // in its outcome), for a picture of the error (the reducer's report.html). Not an option
   // of the test's verdict: not serialised.
   bool keep_values = false;
+  // inputs_from: where the inputs given to the check came from, for its messages ("made by
+  // the harness at shape 'min' (...)"); "" is the package's sample, or "the inputs given".
+  // Not an option of the test's verdict: not serialised.
+  std::string inputs_from;
 };
 
 // kMaxRuns: the most reruns or votes a check takes.

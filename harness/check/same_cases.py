@@ -129,6 +129,8 @@ def judge_variants(tol, ignore_non_fp):
         "assert_close": {"mode": "assert_close", "tolerance": tol, "ignore_non_fp": ignore_non_fp},
         "assert_close_own": {"mode": "assert_close", "tolerance": tol, "ignore_non_fp": ignore_non_fp,
                              "rtol": tol, "atol": tol / 10},
+        "sqnr": {"mode": "sqnr", "tolerance": tol, "ignore_non_fp": ignore_non_fp, "min_sqnr_db": 30.0},
+        "sqnr_low": {"mode": "sqnr", "tolerance": tol, "ignore_non_fp": ignore_non_fp, "min_sqnr_db": 8.0},
     }
 
 

@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/util/accumulate.h>
 
 #include "harness/util/errors.h"
 #include "harness/program/sym_expr.h"
@@ -245,14 +246,50 @@ std::vector<ShapePoint> ParseShapes(const std::string& text, size_t inputs) {
   return out;
 }
 
-std::vector<at::Tensor> InputsAt(const ShapePoint& point, const std::vector<at::Tensor>& sample, uint64_t seed) {
+// CountsUp: an integer sample whose every row counts up by one along its last dimension
+// (positions, a range), of at least two elements there.
+bool CountsUp(const at::Tensor& s) {
+  if (s.dim() == 0 || s.size(-1) < 2) return false;
+  const at::Tensor steps = s.narrow(-1, 1, s.size(-1) - 1) - s.narrow(-1, 0, s.size(-1) - 1);
+  return steps.eq(1).all().item<bool>();
+}
+
+std::string InputName(size_t i) { return "user input " + std::to_string(i); }
+
+// MakeOffsets: `count` per-bag offsets into `n` ids: 0 first, rising, at most n (the last
+// n where include_last).
+at::Tensor MakeOffsets(int64_t count, int64_t n, bool include_last, const at::Tensor& s, at::Generator& gen,
+                       const std::string& what) {
+  if (count == 0) return at::empty({0}, s.options());
+  if (include_last && count == 1 && n != 0) {
+    throw InputsCannotBeMade(what + " must start at 0 and end at the ids' count " + std::to_string(n) +
+                             " in one value (include_last_offset)");
+  }
+  at::Tensor t = std::get<0>(at::randint(0, n + 1, {count}, gen, s.options()).sort());
+  t.index_put_({0}, 0);
+  if (include_last) t.index_put_({count - 1}, n);
+  return t;
+}
+
+std::vector<at::Tensor> InputsAt(const ShapePoint& point, const std::vector<at::Tensor>& sample, uint64_t seed,
+                                 const std::vector<InputRole>& roles) {
   at::Generator gen = at::detail::createCPUGenerator(seed);
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < sample.size() && i < point.sizes.size(); ++i) {
     const at::Tensor s = sample[i].detach().cpu();
     const auto sizes = point.sizes[i];
+    const InputRole role = i < roles.size() ? roles[i] : InputRole{};
+    const std::string what = InputName(i) + " (" + role.why + ")";
     at::Tensor t;
-    if (s.numel() == 0) {
+    if (role.kind == InputRole::Kind::kOffsets && sizes.size() == 1) {
+      int64_t n = 1;
+      for (const auto& d : role.ids_sizes) {
+        const auto v = EvaluateDim(d, point.symbols);
+        if (!v) throw InputsCannotBeMade(what + ": the ids' size " + d.sym + " cannot be evaluated at this point");
+        n *= *v;
+      }
+      t = MakeOffsets(sizes[0], n, role.include_last, s, gen, what);
+    } else if (s.numel() == 0) {
       t = at::zeros(sizes, s.options().device(at::kCPU));
     } else if (s.scalar_type() == at::kBool) {
       const double p = s.to(at::kDouble).mean().item<double>();
@@ -265,9 +302,29 @@ std::vector<at::Tensor> InputsAt(const ShapePoint& point, const std::vector<at::
               .to(s.is_complex() ? at::kDouble : s.scalar_type());
       if (s.is_complex()) t = at::complex(t, at::empty(sizes, at::kDouble).uniform_(lo, hi, gen)).to(s.scalar_type());
     } else {
-      // Integers (token ids, positions, a 0/1 mask) within the sample's own range.
-      const int64_t lo = s.min().item<int64_t>(), hi = s.max().item<int64_t>();
-      t = at::randint(lo, hi + 1, sizes, gen, s.options().device(at::kCPU));
+      // Integers (token ids, positions, a 0/1 mask) within the sample's own range, and
+      // below the size they index where an operator indexes with them.
+      int64_t lo = s.min().item<int64_t>(), hi = s.max().item<int64_t>();
+      std::optional<int64_t> bound;
+      if (role.kind == InputRole::Kind::kIndex) {
+        bound = EvaluateDim(role.bound, point.symbols);
+        if (!bound) throw InputsCannotBeMade(what + ": the size it indexes cannot be evaluated at this point");
+        if (*bound <= 0 && c10::multiply_integers(sizes) > 0) {
+          throw InputsCannotBeMade(what + " indexes a dimension of size " + std::to_string(*bound) + " at this point");
+        }
+        if (lo >= 0) {
+          hi = std::min(hi, *bound - 1);
+          if (lo > hi) lo = 0;
+        }
+      }
+      const int64_t start = s.flatten()[0].item<int64_t>();
+      const bool positions = CountsUp(s) && !sizes.empty() && (!bound || start < 0 || start + sizes.back() <= *bound);
+      if (positions) {
+        // Positions: a count from the sample's first value, at the new length.
+        t = (at::arange(sizes.back(), s.options()) + start).expand(sizes).contiguous();
+      } else {
+        t = at::randint(lo, hi + 1, sizes, gen, s.options().device(at::kCPU));
+      }
     }
     out.push_back(t.to(sample[i].device()));
   }

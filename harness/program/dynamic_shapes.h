@@ -17,7 +17,9 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "harness/program/input_roles.h"
 #include "harness/program/program.h"
+#include "harness/util/errors.h"
 
 namespace aoti {
 
@@ -49,8 +51,22 @@ std::vector<ShapePoint> ShapePoints(const Program& program, const std::vector<at
 // aoti_model_test(shapes = {...}) passes them. Throws HarnessError naming the entry.
 std::vector<ShapePoint> ParseShapes(const std::string& text, size_t inputs);
 
+// InputsCannotBeMade: no inputs at the point can satisfy what the program's operators
+// require of one of them (offsets that must both start at 0 and end at a non-zero length
+// in one value; an index into an empty dimension). Its message names the input and the
+// operator; the point is skipped, not failed.
+class InputsCannotBeMade : public HarnessError {
+ public:
+  using HarnessError::HarnessError;
+};
+
 // InputsAt: inputs of the point's sizes, made from `sample` by the package's rule (see
-// above), the same for the same seed.
-std::vector<at::Tensor> InputsAt(const ShapePoint& point, const std::vector<at::Tensor>& sample, uint64_t seed);
+// above), the same for the same seed. `roles` (InputRoles of the program; none: every
+// input free) keep what the operators that read an integer input require: an index stays
+// below the size it indexes at the point, per-bag offsets start at 0, rise and stay within
+// the ids' count. A sample that counts up along its last dimension (positions) is made as
+// such a count at the new size. Throws InputsCannotBeMade naming the input.
+std::vector<at::Tensor> InputsAt(const ShapePoint& point, const std::vector<at::Tensor>& sample, uint64_t seed,
+                                 const std::vector<InputRole>& roles = {});
 
 }  // namespace aoti

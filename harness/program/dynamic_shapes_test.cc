@@ -7,11 +7,14 @@
 #include <ATen/ATen.h>
 
 #include "harness/program/dynamic_shapes.h"
+#include "harness/program/input_roles.h"
+#include "harness/program/interpreter.h"
 #include "harness/util/errors.h"
 #include "harness/archive/pt2_archive.h"
 
 DEFINE_string(dynamic_batch, "", "//testdata/corpus:dynamic_batch_aoti");
 DEFINE_string(static_package, "", "//testdata:mlp");
+DEFINE_string(embedding_bag, "", "//testdata:embedding_bag_dynamic");
 
 namespace aoti {
 namespace {
@@ -150,6 +153,80 @@ TEST(InputsAt, ThePackagesOwnRule) {
   EXPECT_TRUE(at::equal(made[2], at::ones({2, 32}, at::kLong)));
   // The same seed, the same inputs.
   EXPECT_TRUE(at::equal(InputsAt(point, {floats, ids, mask}, 0)[0], made[0]));
+}
+
+// Integer inputs with structure: what the operators that read them require, found in the
+// program (through the views that keep their values).
+TEST(InputRoles, IdsOffsetsPositionsAndAnIndexAreReadFromTheProgram) {
+  const Program p = Load(FLAGS_embedding_bag);
+  const std::vector<InputRole> roles = InputRoles(p);
+  ASSERT_EQ(roles.size(), 5u);
+  EXPECT_EQ(roles[0].kind, InputRole::Kind::kFree);  // floats
+  EXPECT_EQ(roles[1].kind, InputRole::Kind::kIndex);
+  EXPECT_EQ(roles[1].bound.size, 100);
+  EXPECT_THAT(roles[1].why, HasSubstr("indices of node"));
+  EXPECT_EQ(roles[2].kind, InputRole::Kind::kOffsets);
+  EXPECT_THAT(roles[2].why, HasSubstr("offsets of node"));
+  ASSERT_EQ(roles[2].ids_sizes.size(), 1u);
+  EXPECT_TRUE(roles[2].ids_sizes[0].is_symbolic());
+  EXPECT_FALSE(roles[2].include_last);
+  EXPECT_EQ(roles[3].kind, InputRole::Kind::kIndex);
+  EXPECT_EQ(roles[3].bound.size, 64);
+  EXPECT_EQ(roles[4].kind, InputRole::Kind::kIndex);
+  EXPECT_TRUE(roles[4].bound.is_symbolic()) << "index_select's index is bound by the dense input's dynamic width";
+}
+
+// At every shape point the inputs made by the roles run in eager: offsets start at 0, rise
+// and stay within the ids, ids stay in the table, the index stays within the width, the
+// positions count up. Made by the sample's range alone, eager refuses some point's inputs.
+TEST(InputRoles, InputsMadeByTheRolesRunInEagerAtEveryPoint) {
+  auto archive = Pt2Archive::Open(FLAGS_embedding_bag);
+  const Program p = Load(FLAGS_embedding_bag);
+  const std::vector<at::Tensor> sample = archive->SampleInputsOnCpu();
+  const std::vector<ShapePoint> points = ShapePoints(p, sample);
+  ASSERT_GE(points.size(), 2u);
+  const std::vector<InputRole> roles = InputRoles(p);
+  int refused_without = 0;
+  for (const ShapePoint& point : points) {
+    SCOPED_TRACE("shape " + point.name);
+    const std::vector<at::Tensor> made = InputsAt(point, sample, 0, roles);
+    ASSERT_EQ(made.size(), 5u);
+    const at::Tensor ids = made[1], offsets = made[2], positions = made[3], cols = made[4];
+    EXPECT_EQ(offsets[0].item<int64_t>(), 0);
+    EXPECT_TRUE((offsets.diff() >= 0).all().item<bool>()) << offsets;
+    EXPECT_LE(offsets.max().item<int64_t>(), ids.numel());
+    EXPECT_LT(ids.max().item<int64_t>(), 100);
+    EXPECT_LT(cols.max().item<int64_t>(), made[0].size(1));
+    EXPECT_TRUE(at::equal(positions[0], at::arange(positions.size(1), positions.options()))) << positions;
+    EXPECT_NO_THROW(Interpreter::FromArchive(*archive, archive->ResolveModelName(""))->RunTensors(made));
+    try {
+      Interpreter::FromArchive(*archive, archive->ResolveModelName(""))->RunTensors(InputsAt(point, sample, 0));
+    } catch (const OperatorError&) {
+      ++refused_without;
+    }
+  }
+  EXPECT_GT(refused_without, 0) << "the sample's range alone made valid inputs everywhere: the test proves nothing";
+}
+
+// Offsets that must start at 0 and end at the ids' count in one value cannot be made: the
+// point is skipped with the input named, not failed.
+TEST(InputRoles, OffsetsThatCannotBeMadeNameTheInput) {
+  auto archive = Pt2Archive::Open(FLAGS_embedding_bag);
+  const Program p = Load(FLAGS_embedding_bag);
+  std::vector<InputRole> roles = InputRoles(p);
+  roles[2].include_last = true;
+  ShapePoint point = ShapePoints(p, archive->SampleInputsOnCpu()).at(0);
+  point.sizes[2] = {1};
+  EXPECT_THROW(
+      {
+        try {
+          InputsAt(point, archive->SampleInputsOnCpu(), 0, roles);
+        } catch (const InputsCannotBeMade& e) {
+          EXPECT_THAT(e.what(), AllOf(HasSubstr("user input 2"), HasSubstr("offsets of node")));
+          throw;
+        }
+      },
+      InputsCannotBeMade);
 }
 
 }  // namespace

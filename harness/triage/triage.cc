@@ -468,6 +468,22 @@ std::optional<Diagnosis> NotSupported(const TriageEvidence& e) {
   return d;
 }
 
+std::optional<Diagnosis> InvalidInputs(const TriageEvidence& e) {
+  if (!Is(e.failure_class, FailureClass::kInvalidInputs)) return std::nullopt;
+  Diagnosis d;
+  static const std::regex eager(R"(eager: ([^\n]*))"), from(R"(the inputs: ([^\n]*))");
+  std::smatch m;
+  if (std::regex_search(e.message, m, eager)) d.evidence.push_back("eager: " + m.str(1));
+  if (std::regex_search(e.message, m, from)) d.evidence.push_back("the inputs: " + m.str(1));
+  d.evidence.push_back("eager fails on the same inputs, so the compiled model's failure says nothing about AOTI: not "
+                       "judged, not reduced");
+  d.next_steps = {"Where the harness made these inputs (a shape point), give the model's own inputs for that shape "
+                  "(docs/accuracy.md, dynamic shapes), or check the shapes it plans with --aoti_shapes.",
+                  "Where a team gave them, fix the inputs: eager's message above says which argument of which "
+                  "operator refuses them."};
+  return d;
+}
+
 std::string DescribeInput(const at::Tensor& t) {
   if (!t.defined()) return "undefined";
   return DescribeTensor(t) + " on " + t.device().str();
@@ -516,6 +532,9 @@ const std::vector<DiagnosisRule>& DiagnosisTable() {
       {"not_supported", "The program uses a construct the harness does not run yet",
        "failure class not supported: a higher-order op, a Python callable or an input kind the interpreter does not run",
        NotSupported},
+      {"invalid_inputs", "The inputs are invalid for the model: eager fails on them too",
+       "failure class invalid inputs: an operator raised in eager on the inputs the compiled model failed on",
+       InvalidInputs},
       {"harness_disagreement", "The harness' eager interpreter disagrees with Python eager",
        "failure class harness disagreement: the recorded Python eager outputs differ from the interpreter's",
        HarnessDisagreement},

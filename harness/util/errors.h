@@ -30,4 +30,13 @@ class ProgramConstraintError : public HarnessError {
   using HarnessError::HarnessError;
 };
 
+// OperatorError: an operator of the program raised when the interpreter called it (ATen's
+// own check of its arguments: an index out of range, offsets that do not fit the ids). Its
+// message names the node and the operator's words. Eager raises the same on the same
+// inputs: a compiled run that fails on them too is the inputs' failure, not the compiler's.
+class OperatorError : public HarnessError {
+ public:
+  using HarnessError::HarnessError;
+};
+
 }  // namespace aoti

@@ -26,6 +26,7 @@ constexpr Row kClasses[] = {
     {FailureClass::kUnreliableReference, "unreliable reference", false, false},
     {FailureClass::kHarnessDisagreement, "harness disagreement", false, false},
     {FailureClass::kNotSupported, "not supported", false, false},
+    {FailureClass::kInvalidInputs, "invalid inputs", false, false},
 };
 
 const Row& RowOf(FailureClass c) {

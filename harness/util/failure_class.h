@@ -25,6 +25,7 @@ enum class FailureClass {
   kUnreliableReference,  // eager and float64 disagree too much to judge
   kHarnessDisagreement,  // the harness' eager disagrees with the recorded eager
   kNotSupported,         // a construct the interpreter does not run
+  kInvalidInputs,        // eager fails on the inputs too: the inputs', not the compiler's
 };
 
 // Name: the class's name ("signal" for kSignal, which a verdict follows with the signal).
@@ -40,8 +41,8 @@ bool Is(const std::string& failure_class, FailureClass c);
 // IsCompilerFailure: whether a verdict is a failure of the compiler (a compile error, a
 // crash, a hang, numbers that drift), the kind a reduction preserves and a repro shows. Not
 // the inputs' or the package's (preflight, export error), the harness's own (harness error,
-// harness disagreement), nor a verdict that no rule could judge (nondeterministic,
-// unreliable reference, not supported): nothing of those is reduced, and no message offers
+// harness disagreement), nor inputs eager fails on too (invalid inputs), nor a verdict
+// that no rule could judge (nondeterministic, unreliable reference, not supported): nothing of those is reduced, and no message offers
 // to. The one list: the reducer refuses the rest, the listener skips it.
 bool IsCompilerFailure(const std::string& failure_class);
 

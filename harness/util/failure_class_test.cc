@@ -14,7 +14,7 @@ TEST(FailureClass, EveryNameIsItsOwnAndReadsBack) {
     EXPECT_TRUE(names.insert(Name(c)).second) << Name(c) << " is named twice";
     EXPECT_EQ(ClassOf(Name(c)), c) << Name(c);
   }
-  EXPECT_EQ(names.size(), 14u);
+  EXPECT_EQ(names.size(), 15u);
 }
 
 TEST(FailureClass, ACrashNamesItsSignal) {
@@ -32,7 +32,7 @@ TEST(FailureClass, TheCompilersFailuresAreWhatAReductionKeeps) {
     EXPECT_TRUE(IsCompilerFailure(c)) << c;
   }
   for (const char* c : {"", "passes", "preflight", "export error", "harness error", "nondeterministic",
-                        "unreliable reference", "harness disagreement", "not supported"}) {
+                        "unreliable reference", "harness disagreement", "not supported", "invalid inputs"}) {
     EXPECT_FALSE(IsCompilerFailure(c)) << c;
   }
 }

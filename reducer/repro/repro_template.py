@@ -6,6 +6,7 @@
 #                           device for a CUDA repro)
 import copy
 import json
+import math
 import os
 import subprocess
 import sys
@@ -32,7 +33,7 @@ OPTIONS = {"accuracy": {"mode": "fp64", "tolerance": 1e-3}, "runner": {"op_libra
 DEVICE = "cpu"
 # The accuracy modes as the check options spell them, and the harness's bound of a
 # reliable float64 reference (harness/check/accuracy_rule.h).
-FP64, STRICT, ASSERT_CLOSE = "fp64", "strict", "assert_close"
+FP64, STRICT, ASSERT_CLOSE, SQNR = "fp64", "strict", "assert_close", "sqnr"
 UNRELIABLE_REFERENCE = 0.1
 # --- end of the case ---
 
@@ -130,6 +131,11 @@ def judge(eager, compiled, fp64, accuracy):
         return "passes", "non-floating output ignored"
     if non_fp and accuracy.get("exact_non_fp"):
         return ("passes", "") if torch.equal(eager, compiled) else ("accuracy", "differs (compared exactly)")
+    if mode == SQNR and floating:
+        # A quantized program's rule: SQNR of compiled against eager, in dB, in float64.
+        least = accuracy.get("min_sqnr_db", 30.0)
+        db = sqnr(compiled, eager)
+        return ("passes", "") if db >= least else ("accuracy", f"SQNR {db:.4g} dB < {least:.4g} dB against eager")
     if mode == STRICT:
         return ("passes", "") if allclose_at(eager, compiled, tol, tol) else ("accuracy", f"not allclose at {tol}")
     if mode == ASSERT_CLOSE:
@@ -150,6 +156,25 @@ def judge(eager, compiled, fp64, accuracy):
             f"eager is {relative:.0%} from float64 (relative RMSE): the float64 RMSE bound would let any compiled "
             "output of that scale pass")
     return "passes", ""
+
+
+def sqnr(got, ref):
+    """10 log10(sum ref^2 / sum (got - ref)^2) in float64: inf when equal, nan when NaNs differ."""
+    got, ref = got.to(torch.float64), ref.to(torch.float64)
+    if got.numel() == 0:
+        return math.inf
+    if not torch.equal(got.isnan(), ref.isnan()):
+        return math.nan
+    both = ref.isnan()
+    got, ref = torch.where(both, 0.0, got), torch.where(both, 0.0, ref)
+    noise, signal = (got - ref).pow(2).sum().item(), ref.pow(2).sum().item()
+    if noise == 0:
+        return math.inf
+    if math.isnan(noise):
+        return math.nan
+    if signal == 0 or math.isinf(noise):
+        return -math.inf if not math.isinf(signal) else math.nan
+    return 10.0 * math.log10(signal / noise)
 
 
 def unreliable_reference(eager, compiled, fp64, tol):

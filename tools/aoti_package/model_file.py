@@ -37,10 +37,43 @@ def set_mode(model, keep_mode):
         log(f"mode: training, kept as make_model() returned it (keep_mode; {what} act as in training: dropout "
             "draws random numbers, batch norm uses the batch's statistics)")
     else:
-        log(f"mode: model.eval() called: make_model() returned the module in training mode ({what}); the package "
+        how = to_eval(model)
+        log(f"mode: {how}: make_model() returned the module in training mode ({what}); the package "
             "is the module in eval mode, as it is served. Set keep_mode = True on aoti_package to package it as "
             "returned")
+
+
+# Where a quantization library keeps its move of an exported module to eval mode, newest first.
+MOVE_TO_EVAL = ("torchao.quantization.pt2e", "torchao.quantization.pt2e.utils", "torch.ao.quantization")
+
+
+def to_eval(model):
+    """The module in eval mode; what was called, in words. A module torch.export made (a
+    PT2E-quantized model after convert_pt2e, an ExportedProgram's module()) refuses
+    model.eval(); its quantization library's move_exported_model_to_eval does the same for
+    it (dropout and batch norm in the graph switched to their eval forms)."""
+    import importlib
+
+    try:
         model.eval()
+        return "model.eval() called"
+    except NotImplementedError as e:
+        if "move_exported_model_to" not in str(e):
+            raise ContractError(f"make_model() returned a module whose eval() raised NotImplementedError: {e}; "
+                                "return it in eval mode, or set keep_mode = True on aoti_package") from e
+        refused = e
+    for name in MOVE_TO_EVAL:
+        try:
+            fn = getattr(importlib.import_module(name), "move_exported_model_to_eval", None)
+        except ImportError:
+            continue
+        if callable(fn):
+            fn(model)
+            return (f"{name}.move_exported_model_to_eval(model) called (the module is an exported graph, which "
+                    "refuses model.eval())")
+    raise ContractError(f"make_model() returned an exported graph module in training mode; it refuses model.eval() "
+                        f"({refused}) and no quantization library here has move_exported_model_to_eval (looked in "
+                        f"{', '.join(MOVE_TO_EVAL)}). Call it in make_model(), or set keep_mode = True on aoti_package")
 
 
 def load_model_file(path):
