@@ -44,6 +44,9 @@ OP_LIBRARIES = [lib if os.path.isabs(lib) else os.path.join(HERE, lib) for lib i
 
 
 def load_libraries():
+    # The quantize/dequantize operators of a PT2E int8 program: torch defines them in Python,
+    # in a module import torch does not load.
+    import torch.ao.quantization.fx._decomposed  # noqa: F401
     for lib in OP_LIBRARIES:
         torch.ops.load_library(lib)
 

@@ -55,6 +55,9 @@ def load_program(path, name, what):
     archive holds one program of another name (torch.export.save always writes "model"), that
     one. ContractError naming `what` and the programs there are otherwise."""
     from torch.export.pt2_archive import _package
+    # A PT2E int8 program's quantize/dequantize operators: torch defines them in Python, in a
+    # module that `import torch` does not load, and the program's nodes name them.
+    importlib.import_module("torch.ao.quantization.fx._decomposed")
 
     def read():
         try:
