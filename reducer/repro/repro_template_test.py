@@ -109,7 +109,7 @@ class Verdict(unittest.TestCase):
         case = ('FAILURE_CLASS = "compile error"\nCHECK_STR = "error: \'foo\'"\nINDUCTOR_CONFIGS = json.loads("{}")\n'
                 'MODEL = "model"\nOPTIONS = {"accuracy": {"mode": "strict", "tolerance": 0.01}, '
                 '"runner": {"op_libraries": ["libops.so"], "env": [], "seed": 5}}\nDEVICE = "cpu"\n'
-                'FP64, STRICT, ASSERT_CLOSE = "fp64", "strict", "assert_close"\nUNRELIABLE_REFERENCE = 0.1')
+                'FP64, STRICT, ASSERT_CLOSE, SQNR = "fp64", "strict", "assert_close", "sqnr"\nUNRELIABLE_REFERENCE = 0.1')
         filled = load(case, "repro_filled")
         self.assertEqual(filled.ACCURACY, {"mode": "strict", "tolerance": 0.01})
         self.assertEqual(filled.SEED, 5)
@@ -147,7 +147,7 @@ def filled_case(failure_class, device="cpu"):
     return (f'FAILURE_CLASS = "{failure_class}"\nCHECK_STR = ""\nINDUCTOR_CONFIGS = json.loads("{{}}")\n'
             'MODEL = "model"\nOPTIONS = {"accuracy": {"mode": "fp64", "tolerance": 1e-3}, '
             '"runner": {"op_libraries": [], "env": [], "timeout_s": 5}}\n'
-            f'DEVICE = "{device}"\nFP64, STRICT, ASSERT_CLOSE = "fp64", "strict", "assert_close"\n'
+            f'DEVICE = "{device}"\nFP64, STRICT, ASSERT_CLOSE, SQNR = "fp64", "strict", "assert_close", "sqnr"\n'
             'UNRELIABLE_REFERENCE = 0.1')
 
 
