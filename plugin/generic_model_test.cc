@@ -3,10 +3,13 @@
 // sample inputs, and a one-line result per package on stdout.
 //
 // A package with dynamic dimensions is checked across their ranges too: one test per shape
-// (AotiModelShapes.min, .max, .distinct, and the team's own from --aoti_shapes; prefixed by
-// the package's key), each with its own name in test.xml and its own case, so a failure at
+// (AotiModelShapes.min, .max, .distinct, the team's own from --aoti_shapes, and the points
+// the model file's shape_inputs() gave inputs for, which replace the harness' made inputs at
+// a point of the same name; prefixed by the package's key), each with its own name in test.xml and its own case, so a failure at
 // one shape is reduced at that shape (harness/program/dynamic_shapes.h).
+#include <algorithm>
 #include <iostream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,14 +90,22 @@ std::string Describe(const ShapePoint& point) {
 // One package at one shape: inputs made by the package's rule at that shape.
 class ShapeCheck : public ::testing::Test {
  public:
-  ShapeCheck(std::string package, ShapePoint point, std::vector<InputRole> roles)
-      : package_(std::move(package)), point_(std::move(point)), roles_(std::move(roles)) {}
+  ShapeCheck(std::string package, ShapePoint point, std::vector<InputRole> roles, bool given)
+      : package_(std::move(package)), point_(std::move(point)), roles_(std::move(roles)), given_(given) {}
   void TestBody() override {
     CheckOptions options;
     std::vector<at::Tensor> inputs;
     RecordProperty("aoti_shape", Describe(point_));
     try {
       options = CheckOptionsFromFlags();
+      if (given_) {
+        // The model file's own inputs at this point (its shape_inputs()), as the package holds them.
+        inputs = Pt2Archive::Open(package_)->ShapeInputs(point_.name);
+        options.inputs_from = "given by the model file's shape_inputs() for shape '" + point_.name + "' (" +
+                              Describe(point_) + ")";
+        CheckOne(package_, options, &inputs, " at shape " + point_.name + " (" + Describe(point_) + ")");
+        return;
+      }
       inputs = InputsAt(point_, SampleInputs(package_), /*seed=*/0, roles_);
     } catch (const InputsCannotBeMade& e) {
       // Not the compiler's failure, nor the model's: no valid inputs exist at this point.
@@ -114,7 +125,17 @@ class ShapeCheck : public ::testing::Test {
   std::string package_;
   ShapePoint point_;
   std::vector<InputRole> roles_;
+  bool given_;
 };
+
+// GivenPoint: a shape point the model file gave inputs for (shape_inputs()), sized by them.
+ShapePoint GivenPoint(const std::string& name, const std::vector<TensorRecord>& records) {
+  ShapePoint p;
+  p.name = name;
+  for (const auto& r : records) p.sizes.push_back(r.sizes);
+  p.what = "the model file's own inputs";
+  return p;
+}
 
 // A planning problem (a dimension this planner cannot size, a malformed --aoti_shapes) is a
 // failing test of its own, with the reason.
@@ -138,6 +159,7 @@ void RegisterShapeChecks() {
     const std::string prefix = key.empty() ? "" : key + "_";
     std::vector<ShapePoint> points;
     std::vector<InputRole> roles;
+    std::set<std::string> given;
     try {
       auto archive = Pt2Archive::Open(path);
       if (!archive->Manifest() || archive->Manifest()->compile.status == "export_error") continue;
@@ -145,6 +167,13 @@ void RegisterShapeChecks() {
       points = ShapePoints(program, archive->SampleInputsOnCpu(), FLAGS_aoti_shapes_max_mb << 20);
       roles = InputRoles(program);
       for (auto& p : ParseShapes(FLAGS_aoti_shapes, program.Signature().user_inputs.size())) points.push_back(p);
+      // The model file's own inputs replace the harness' at a point of the same name, or add one.
+      for (const auto& [name, records] : archive->Manifest()->shape_inputs) {
+        auto same = std::find_if(points.begin(), points.end(), [&](const ShapePoint& p) { return p.name == name; });
+        if (same != points.end()) points.erase(same);
+        given.insert(name);
+        points.push_back(GivenPoint(name, records));
+      }
     } catch (const std::exception& e) {
       const std::string why = std::string("the shapes to check ") + (key.empty() ? "" : "package '" + key + "' ") +
                               "at could not be planned: " + e.what();
@@ -154,9 +183,8 @@ void RegisterShapeChecks() {
     }
     for (const auto& point : points) {
       ::testing::RegisterTest("AotiModelShapes", (prefix + point.name).c_str(), nullptr, Describe(point).c_str(),
-                              __FILE__, __LINE__, [path = path, point, roles]() -> ::testing::Test* {
-                                return new ShapeCheck(path, point, roles);
-                              });
+                              __FILE__, __LINE__, [path = path, point, roles, g = given.count(point.name) > 0]()
+                                  -> ::testing::Test* { return new ShapeCheck(path, point, roles, g); });
     }
   }
 }

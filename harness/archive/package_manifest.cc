@@ -63,6 +63,12 @@ PackageManifest ParsePackageManifest(const std::string& text, const std::string&
     for (const auto& t : j.value("eager_fp64_outputs", nlohmann::json::array())) {
       m.eager_fp64_outputs.push_back(TensorRecordFromJson(t, what + " fp64 eager output tensor"));
     }
+    const nlohmann::json shape_inputs = j.value("shape_inputs", nlohmann::json::object());
+    for (const auto& [name, records] : shape_inputs.items()) {
+      std::vector<TensorRecord> point;
+      for (const auto& t : records) point.push_back(TensorRecordFromJson(t, what + " input tensor at shape " + name));
+      m.shape_inputs.emplace_back(name, std::move(point));
+    }
   } catch (const nlohmann::json::exception& e) {
     throw HarnessError(what + ": extra/aoti_harness/package.json lacks an expected field: " +
                        e.what());
@@ -100,6 +106,10 @@ std::string PackageManifestToJson(const PackageManifest& m) {
       {"eager_fp64_outputs", records(m.eager_fp64_outputs)},
   };
   if (!m.reduced_from.empty()) j["reduced_from"] = m.reduced_from;
+  if (!m.shape_inputs.empty()) {
+    j["shape_inputs"] = json::object();
+    for (const auto& [name, rs] : m.shape_inputs) j["shape_inputs"][name] = records(rs);
+  }
   if (m.prebuilt) {
     j["prebuilt"] = {{"package", m.prebuilt->package},
                      {"sha256", m.prebuilt->sha256},

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/archive/tensor_io.h"
@@ -63,6 +64,8 @@ struct PackageManifest {
   std::vector<TensorRecord> inputs;
   std::vector<TensorRecord> eager_outputs;
   std::vector<TensorRecord> eager_fp64_outputs;  // the model run in float64 by Python
+  // The model file's own inputs per shape point (its shape_inputs()), by point name.
+  std::vector<std::pair<std::string, std::vector<TensorRecord>>> shape_inputs;
 };
 
 // ParsePackageManifest parses package.json text. Throws HarnessError naming `what`

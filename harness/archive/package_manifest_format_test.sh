@@ -39,6 +39,7 @@ expect(m["reduced_from"] == "/cases/original.pt2", "Python reads reduced_from")
 expect(m["inputs"][0]["device"] == "cuda:0" and m["inputs"][1]["device"] == "cpu",
        "Python reads each input's device (a CUDA input among CPU ones)")
 expect(m["cuda_version"] == "13.0", "Python reads the package's CUDA version")
+expect(m["shape_inputs"]["min"][0]["sizes"] == [1, 6], "Python reads the model file's inputs per shape point")
 
 # Python writes what it read back (as the compile server does with a candidate's), C++ reads it.
 py_path = os.path.join(work, "py.json")
@@ -49,7 +50,8 @@ expect(rc == 0 and back == json.loads(cpp_text), "C++ reads Python's rewrite as 
 # A manifest Python makes from scratch (as package_model does), C++ reads field for field.
 rec = pm.tensor_record(__import__("torch").zeros(2, 3).t(), "x", "tensors/input_0.bin")
 fresh = pm.package_manifest("model", {"status": "ok", "seconds": 1.5}, [rec], model_file="m.py", seed=3,
-                            inductor_configs={"a.b": 1}, dynamic_shapes=True, eager_outputs=[rec])
+                            inductor_configs={"a.b": 1}, dynamic_shapes=True, eager_outputs=[rec],
+                            shape_inputs={"max": [rec], "long_ids": [rec]})
 fresh_path = os.path.join(work, "fresh.json")
 open(fresh_path, "wb").write(pm.manifest_bytes(fresh))
 rc, back = cpp_reads(fresh_path)
@@ -61,7 +63,9 @@ for name, broken in [("no compile record", {k: v for k, v in fresh.items() if k 
                      ("another format", dict(fresh, format="aoti_harness.package/0")),
                      ("a record without sizes", dict(fresh, inputs=[{k: v for k, v in rec.items() if k != "sizes"}])),
                      ("a record whose dtype is a number", dict(fresh, inputs=[dict(rec, dtype=6)])),
-                     ("a record on no real device", dict(fresh, inputs=[dict(rec, device="gpu0")]))]:
+                     ("a record on no real device", dict(fresh, inputs=[dict(rec, device="gpu0")])),
+                     ("a shape point's record without a file",
+                      dict(fresh, shape_inputs={"min": [{k: v for k, v in rec.items() if k != "file"}]}))]:
     path = os.path.join(work, "broken.json")
     open(path, "w").write(json.dumps(broken))
     rc, _ = cpp_reads(path)

@@ -214,6 +214,13 @@ std::vector<at::Tensor> Pt2Archive::SampleInputsOnCpu() const {
   return ReadTensors(RequireManifest("sample inputs").inputs, "sample input", false);
 }
 
+std::vector<at::Tensor> Pt2Archive::ShapeInputs(const std::string& name) const {
+  for (const auto& [point, records] : RequireManifest("shape inputs").shape_inputs) {
+    if (point == name) return ReadTensors(records, ("input at shape " + name).c_str(), true);
+  }
+  throw HarnessError(path_ + ": the package holds no inputs of the model file's for shape '" + name + "'");
+}
+
 std::vector<std::string> Pt2Archive::SampleInputDevices() const {
   std::vector<std::string> devices;
   for (const auto& r : RequireManifest("sample inputs").inputs) devices.push_back(r.device);

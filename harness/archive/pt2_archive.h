@@ -77,6 +77,10 @@ class Pt2Archive {
   std::string DeviceType(const std::string& model) const;
   std::vector<at::Tensor> RecordedEagerOutputs() const;
   std::vector<at::Tensor> RecordedEagerFp64Outputs() const;
+  // ShapeInputs: the model file's own inputs at shape point `name` (shape_inputs() in the
+  // model file; the manifest's shape_inputs), on the device they were recorded on. Throws
+  // HarnessError naming the point when the package has none of that name.
+  std::vector<at::Tensor> ShapeInputs(const std::string& name) const;
 
  private:
   Pt2Archive(std::string path, std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader);

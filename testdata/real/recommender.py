@@ -3,6 +3,9 @@ and per-bag offsets, a dense feature projection, and a small MLP on top. Exporte
 dynamic batch and dynamic id counts per table, so the harness checks it at every shape
 point: there the ids must stay within each table, and the offsets must start at 0, rise,
 and stay within their ids' count, or eager refuses the inputs as the compiled model does.
+Two points carry the team's own inputs (shape_inputs()): "max" at full batch with every
+table's largest id in use, and "empty_bags", where some users have no ids in a table (an
+offset repeated), which the harness never makes.
 """
 import torch
 from torch import nn
@@ -48,3 +51,18 @@ def dynamic_shapes():
     batch = Dim("batch", min=2, max=64)
     ids = [Dim(f"ids{k}", min=2, max=2048) for k in range(len(TABLES))]
     return ({0: batch}, {0: ids[0]}, {0: batch}, {0: ids[1]}, {0: batch}, {0: ids[2]}, {0: batch})
+
+
+def shape_inputs():
+    def point(batch, counts):
+        out = [torch.randn(batch, DENSE)]
+        for (rows, _), c in zip(TABLES, counts):
+            ids, offsets = _bags(rows, c)
+            ids[-1] = rows - 1  # the table's last row in use
+            out += [ids, offsets]
+        return tuple(out)
+
+    return {
+        "max": point(64, [[32] * 64, [16] * 64, [8] * 64]),
+        "empty_bags": point(6, [[0, 3, 0, 2, 0, 1], [4, 0, 0, 0, 0, 1], [1, 1, 0, 1, 1, 0]]),
+    }

@@ -13,8 +13,8 @@
 tools/package_model.py is the command (and `import package_model` keeps every name here).
 """
 from .common import PACKAGE_FORMAT, EXTRA_DIR, TENSOR_DIR, AOTI_DIR, log, STRIPPED_TORCH_VARIABLES, is_stripped_torch_variable
-from .model_file import training_modules, set_mode, load_model_file, DEVICE_RE, check_device, on_recorded_device, build_case, eager_fp64, run_eager, flat_inputs, read_inputs_file
-from .tensors import tensor_record, raw_bytes, read_raw_tensor, tensor_records
+from .model_file import training_modules, set_mode, load_model_file, DEVICE_RE, check_device, on_recorded_device, build_case, eager_fp64, run_eager, flat_inputs, read_inputs_file, shape_inputs
+from .tensors import tensor_record, raw_bytes, read_raw_tensor, tensor_records, shape_input_records
 from .manifest import MANIFEST_FIELDS, MANIFEST_OPTIONAL, TENSOR_RECORD_FIELDS, TENSOR_RECORD_OPTIONAL, package_manifest, check_manifest, manifest_bytes, read_manifest
 from .archive import merge_archives, compiled_as, load_program, write_archive, write_export_failure
 from .compile import probe_isas_at_once, probe_vector_isas, compiler_errors, KernelInformation, compile_aoti
@@ -42,10 +42,12 @@ __all__ = [
     "run_eager",
     "flat_inputs",
     "read_inputs_file",
+    "shape_inputs",
     "tensor_record",
     "raw_bytes",
     "read_raw_tensor",
     "tensor_records",
+    "shape_input_records",
     "MANIFEST_FIELDS",
     "MANIFEST_OPTIONAL",
     "TENSOR_RECORD_FIELDS",

@@ -26,6 +26,9 @@ The model file contract (see README.md, "Model file contract"):
                                                  arguments by name, when its inputs depend on them)
   example_kwargs() -> dict                       optional
   dynamic_shapes() -> dynamic_shapes for export  optional
+  shape_inputs() -> {name: inputs}               optional, with dynamic_shapes(): the inputs a
+                                                 shape point uses ("min", "max", "distinct" replace
+                                                 the harness' own; another name adds a point)
 Both make_model and example_inputs run after torch.manual_seed(--seed). With --device
 (cuda, cuda:1), the model and its tensor inputs are moved there before the eager run and
 the export, so the package is compiled for that device; each input's device is recorded.
@@ -46,9 +49,9 @@ from .build_key import check_build_key
 from .common import is_stripped_torch_variable, log
 from .compile import compile_aoti, probe_vector_isas
 from .manifest import package_manifest
-from .model_file import build_case, check_device, flat_inputs, load_model_file, run_eager, set_mode
+from .model_file import build_case, check_device, flat_inputs, load_model_file, run_eager, set_mode, shape_inputs
 from .prebuilt import package_prebuilt
-from .tensors import tensor_records
+from .tensors import shape_input_records, tensor_records
 
 
 def package(args):
@@ -80,7 +83,7 @@ def package(args):
             return package_prebuilt(args, configs, workdir, start)
         args.name = args.name or "model"
         source = args.model or args.program
-        ep = None
+        ep, points = None, None
         if args.program:
             # An exported program (a reducer's repro.pt2): compile it as it is.
             try:
@@ -107,6 +110,12 @@ def package(args):
             device = check_device(args.device, "--device") if args.device else None
             model, ex_args, ex_kwargs, dyn = build_case(module, args.model, args.seed, model_kwargs, dtype, device)
             set_mode(model, args.keep_mode)
+            torch.manual_seed(args.seed + 2)
+            points = shape_inputs(module, args.model, model_kwargs, dtype, device)
+            if points and dyn is None:
+                raise ContractError(f"{args.model}: shape_inputs() gives inputs at shapes {sorted(points)}, but the "
+                                    "program is exported with static shapes; define dynamic_shapes() too, or drop "
+                                    "shape_inputs()")
 
         flat_out, flat_out64 = run_eager(model, ex_args, ex_kwargs, source)
 
@@ -128,6 +137,7 @@ def package(args):
                 return 0
 
         tensors, recs = tensor_records(ep, flat_inputs(ep, ex_args, ex_kwargs), flat_out, flat_out64, source)
+        shape_recs = shape_input_records(ep, points, source, tensors) if points else None
         aoti_pt2 = None
         if args.export_only:
             compile_rec = {"status": "skipped", "seconds": 0.0}
@@ -151,7 +161,7 @@ def package(args):
             args.name, compile_rec, recs["inputs"],
             model_file=args.label or args.model or args.program, seed=args.seed, inductor_configs=configs,
             strict_export=args.strict_export, dynamic_shapes=dyn is not None, from_program=bool(args.program),
-            eager_outputs=recs["eager"], eager_fp64_outputs=recs["eager_fp64"])
+            eager_outputs=recs["eager"], eager_fp64_outputs=recs["eager_fp64"], shape_inputs=shape_recs)
         write_archive(args.out, ep, args.name, compiled_as(aoti_pt2, args.name) if aoti_pt2 else None, manifest,
                       tensors, workdir)
         log(f"wrote {args.out} in {time.time() - start:.1f}s (compile: {compile_rec['status']})")

@@ -17,6 +17,7 @@ MANIFEST_FIELDS = {"format": str, "model_name": str, "compile": dict, "inputs": 
 MANIFEST_OPTIONAL = {
     "model_file": str, "seed": int, "torch_version": str, "torch_git_version": str, "inductor_configs": dict,
     "export": dict, "eager_fp64_outputs": list, "reduced_from": str, "cuda_version": str, "prebuilt": dict,
+    "shape_inputs": dict,
 }
 
 
@@ -29,7 +30,7 @@ TENSOR_RECORD_OPTIONAL = {"name": str, "strides": (list, type(None)), "device": 
 
 def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=0, inductor_configs=None,
                      strict_export=False, dynamic_shapes=False, from_program=False, eager_outputs=(),
-                     eager_fp64_outputs=(), reduced_from=None, prebuilt=None):
+                     eager_fp64_outputs=(), reduced_from=None, prebuilt=None, shape_inputs=None):
     """The one place a manifest is made: every field, in the schema read_manifest checks."""
     import torch
 
@@ -52,6 +53,9 @@ def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=
     }
     if reduced_from:
         m["reduced_from"] = reduced_from
+    if shape_inputs:
+        # The model file's own inputs per shape point: {name: [tensor record]}.
+        m["shape_inputs"] = {name: list(recs) for name, recs in shape_inputs.items()}
     if prebuilt:
         # Brought in as a team shipped it: the compiled model is the shipped one.
         m["prebuilt"] = {k: str(prebuilt.get(k, "")) for k in ("package", "sha256", "program", "inputs", "built_by",
@@ -76,8 +80,13 @@ def check_manifest(m, what):
                                 f"expected {kind.__name__}")
     if not isinstance(m["compile"].get("status"), str):
         raise ContractError(f"{what}: package.json compile record lacks a status")
-    for group in ("inputs", "eager_outputs", "eager_fp64_outputs"):
-        for k, rec in enumerate(m.get(group, [])):
+    groups = [(g, m.get(g, [])) for g in ("inputs", "eager_outputs", "eager_fp64_outputs")]
+    for name, recs in m.get("shape_inputs", {}).items():
+        if not isinstance(recs, list):
+            raise ContractError(f"{what}: package.json shape_inputs[{name!r}] is not a list of tensor records")
+        groups.append((f"shape_inputs[{name!r}]", recs))
+    for group, recs in groups:
+        for k, rec in enumerate(recs):
             if not isinstance(rec, dict):
                 raise ContractError(f"{what}: package.json {group}[{k}] is not a tensor record")
             for key, kind in TENSOR_RECORD_FIELDS.items():

@@ -186,6 +186,52 @@ def build_case(module, path, seed, model_kwargs=None, dtype=None, device=None):
     return model, tuple(args), kwargs, dyn
 
 
+SHAPE_NAME_RE = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def shape_inputs(module, path, model_kwargs=None, dtype=None, device=None):
+    """The model file's own inputs per shape point: shape_inputs() -> {name: inputs}, each value
+    a tuple of positional inputs (as example_inputs() returns) or an (args, kwargs) pair; None
+    when the file defines none. A name the harness plans itself ("min", "max", "distinct",
+    "large") replaces the inputs the harness would make there; another name adds a point.
+    They are made after torch.manual_seed(seed + 2) (reproducible) and cast and moved as the
+    sample inputs are."""
+    import torch
+
+    fn = getattr(module, "shape_inputs", None)
+    if fn is None:
+        return None
+    if not callable(fn):
+        raise ContractError(f"{path}: shape_inputs must be a function returning {{name: inputs}}")
+    points = call_with_model_kwargs(fn, model_kwargs)
+    if not isinstance(points, dict) or not points:
+        raise ContractError(f"{path}: shape_inputs() returned {type(points).__name__}"
+                            f"{' (empty)' if isinstance(points, dict) else ''}, expected a non-empty dict "
+                            "{name: tuple of inputs}")
+    cast = (lambda t: t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t) if dtype else None
+    move = (lambda t: t.to(device) if isinstance(t, torch.Tensor) else t) if device else None
+    out = {}
+    for name, value in points.items():
+        if not isinstance(name, str) or not SHAPE_NAME_RE.match(name):
+            raise ContractError(f"{path}: shape_inputs() names a point {name!r}; a name is letters, digits "
+                                "and '_' (it names the test AotiModelShapes.<name>)")
+        if isinstance(value, torch.Tensor):
+            value = (value,)
+        if (isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], (tuple, list))
+                and isinstance(value[1], dict)):
+            args, kwargs = tuple(value[0]), dict(value[1])
+        elif isinstance(value, (tuple, list)):
+            args, kwargs = tuple(value), {}
+        else:
+            raise ContractError(f"{path}: shape_inputs()[{name!r}] is a {type(value).__name__}, expected a tuple "
+                                "of inputs or an (args, kwargs) pair")
+        for f in (cast, move):
+            if f is not None:
+                args, kwargs = tuple(f(a) for a in args), {k: f(v) for k, v in kwargs.items()}
+        out[name] = (args, kwargs)
+    return out
+
+
 def eager_fp64(model, args, kwargs):
     """The model and its floating inputs in float64, run eagerly: a reference for tests.
 

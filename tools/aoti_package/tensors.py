@@ -86,3 +86,40 @@ def tensor_records(ep, flat_in, flat_out, flat_out64, source):
             records[group].append(tensor_record(t, out_names[i] if i < len(out_names) else f"output_{i}", fname))
             tensors.append((fname, raw_bytes(t)))
     return tensors, records
+
+
+def shape_input_records(ep, points, source, tensors):
+    """The model file's inputs per shape point ({name: (args, kwargs)}) as manifest records
+    ({name: [record]}), their raw bytes appended to `tensors`. Each point's inputs run through
+    the exported program first: inputs outside its ranges, or that eager refuses, are the
+    model file's error, named here, not a test's failure later."""
+    import copy
+
+    import torch
+
+    from .model_file import flat_inputs
+
+    n_user = sum(1 for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT")
+    in_names = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+    out = {}
+    for name, (args, kwargs) in points.items():
+        what = f"{source}: shape_inputs()[{name!r}]"
+        flat = flat_inputs(ep, args, kwargs)
+        if len(flat) != n_user:
+            raise ContractError(f"{what} gives {len(flat)} inputs; the program takes {n_user}")
+        for i, t in enumerate(flat):
+            if not isinstance(t, torch.Tensor):
+                raise ContractError(f"{what}: input {i} is a {type(t).__name__}; only tensor inputs are supported")
+        try:
+            with torch.no_grad():
+                ep.module()(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        except Exception as e:
+            raise ContractError(f"{what}: the exported program refuses these inputs ({type(e).__name__}: "
+                                f"{str(e).strip()[:400]}); give inputs within dynamic_shapes()'s ranges that "
+                                "the model runs") from e
+        out[name] = []
+        for i, t in enumerate(flat):
+            fname = f"tensors/shape_{name}_input_{i}.bin"
+            out[name].append(tensor_record(t, in_names[i] if i < len(in_names) else f"input_{i}", fname))
+            tensors.append((fname, raw_bytes(t)))
+    return out
