@@ -122,15 +122,26 @@ void RequireCompilerFailure(const std::string& failure_class) {
                      "failure of the compiler to reduce (the check's message says what to do)");
 }
 
+// EagerRunDeadline: one eager run's allowance in a reduction, as a check's: the compiled
+// run's timeout under the reduction's deadline.
+Deadline EagerRunDeadline(const CheckOptions& check) {
+  const double t = check.runner.timeout_s;
+  return check.runner.deadline.Within(t, "the run's timeout of " + std::to_string(static_cast<long long>(t + 0.5)) +
+                                             " s (--aoti_timeout_s)");
+}
+
 // RecordEagerValues: every value of `program`, from one eager run on the values the store
 // holds for its user inputs: a subgraph's by its address as a name (AddressAsName:
 // cond_true_graph_0_relu; a loop body's, its first iteration's). Values already stored stay.
 // The program's observed_symbols and observed_control_flow become what the run bound and
 // did (the data-dependent sizes; each higher-order op's branch or iterations); returns the
 // latter.
+// The run stops at `deadline` (RunStopped, a HarnessError), as a check's eager run does.
 std::map<std::string, ControlFlowTaken> RecordEagerValues(const Pt2Archive& archive, const std::string& model,
-                                                          Program* program, ValueStore* values) {
-  Interpreter eager(*program, LoadProgramState(archive, model));
+                                                          Program* program, ValueStore* values, Deadline deadline) {
+  InterpreterOptions o;
+  o.deadline = std::move(deadline);
+  Interpreter eager(*program, LoadProgramState(archive, model), o);
   std::vector<at::Tensor> inputs;
   for (const auto& name : UserInputNames(*program)) inputs.push_back(values->Get(name));
   RunOptions keep;
@@ -233,7 +244,7 @@ std::optional<Program> LiftForReduction(Reduction& x, const Program& start, cons
   for (const auto& l : lifted.lifted) x.progress("lift_control_flow: lifted " + l);
   Program program = RemoveUnusedInputs(EliminateDeadCode(lifted.program));
   try {
-    RecordEagerValues(x.archive, x.result.model, &program, values);
+    RecordEagerValues(x.archive, x.result.model, &program, values, EagerRunDeadline(x.check));
   } catch (const HarnessError& e) {
     x.progress(std::string("lift_control_flow: the lifted program does not run in the interpreter (") + e.what() +
                "); reducing with the control flow kept");
@@ -536,12 +547,12 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
                        std::to_string(inputs.size()) + " were given");
   }
   for (size_t i = 0; i < input_names.size(); ++i) values.Put(input_names[i], inputs[i]);
-  const auto taken = RecordEagerValues(*archive, model, &result.original, &values);
   // Candidates are judged as the test judged the original: its rule, its tolerances, and
   // bool and integer outputs (an argmax) compared or ignored as it chose.
   CheckOptions check = spec.check;
   check.model = model;
   if (options.deadline.set()) check.runner.deadline = options.deadline;
+  const auto taken = RecordEagerValues(*archive, model, &result.original, &values, EagerRunDeadline(check));
   Oracle oracle(*archive, model, result.inductor_configs_json, &values, check, client, work_dir);
   oracle.SetHangTimeout(options.hang_timeout_s);
   result.jobs = options.jobs > 0 ? options.jobs : DefaultJobs();

@@ -4,10 +4,13 @@
 // the harness does not run is a verdict of its own, never a missing library.
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <set>
 
 #include <ATen/ops/scalar_tensor.h>
 #include <gmock/gmock.h>
@@ -17,6 +20,7 @@
 #include "harness/archive/archive_rewrite.h"
 #include "harness/check/check.h"
 #include "harness/archive/pt2_archive.h"
+#include "harness/util/failure_class.h"
 #include "harness/util/temp_dir.h"
 #include "plugin/check_flags.h"
 #include "plugin/flags.h"
@@ -94,6 +98,25 @@ TEST(State, TheReproStartsFromTheProgramsOwnStateEveryRun) {
   EXPECT_THAT(printed, HasSubstr("run 2 of 2"));
 }
 
+// Entries: the names in a directory, sorted.
+std::set<std::string> Entries(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+// What a check makes in the temporary directory (the runner child's inputs and outputs, its
+// unzipped package) is gone when it ends: a CI machine's disk does not fill one run at a time.
+TEST(Temporaries, ACheckLeavesNothingInTheTemporaryDirectory) {
+  const char* test_tmp = std::getenv("TEST_TMPDIR");
+  const std::string tmp = test_tmp && *test_tmp ? test_tmp : TempDir("tmp_count").Release();
+  const auto before = Entries(tmp);
+  CheckOptions options = CheckOptionsFromFlags();
+  options.runner.isolate = true;
+  ASSERT_TRUE(CheckAotiMatchesEager(Corpus("kv_cache"), nullptr, options).pass);
+  EXPECT_EQ(Entries(tmp), before) << "the check left files in " << tmp;
+}
+
 // data_dependent.py checks item() into [1, 8] (torch._check): k = 9 breaks the program's own
 // assumption. AOTI's run fails on it, and so does eager: the inputs' failure, not AOTI's.
 TEST(DataDependent, InputsOutsideADataDependentRangeAreAPreflightFailure) {
@@ -108,6 +131,30 @@ TEST(DataDependent, InputsOutsideADataDependentRangeAreAPreflightFailure) {
   // fails; torch 2.12 only as the program's range constraint, which the interpreter checks.
   EXPECT_THAT(r.message, AllOf(HasSubstr("break the program's own assumptions"),
                                AnyOf(HasSubstr("u2 <= 8"), HasSubstr("u2 = 9, outside the range"))));
+}
+
+// while_loop_layer.py's loop with a bound no counter reaches: the compiled model does not end
+// (its run's timeout stops it), and neither does eager, which the check runs under the same
+// timeout. The model's failure on these inputs, not the compiler's: invalid inputs, saying
+// where eager stopped, nothing reduced. (Eager once ran without a deadline: the test hung
+// until Bazel killed it, no verdict, no case.)
+TEST(Loops, AModelThatDoesNotEndInEagerEitherIsNotACompilerBug) {
+  auto archive = Pt2Archive::Open(Corpus("while_loop_layer"));
+  std::vector<at::Tensor> inputs = archive->SampleInputs();
+  ASSERT_EQ(inputs.size(), 2u);
+  inputs[1] = at::scalar_tensor(std::numeric_limits<int64_t>::max(), at::kLong);
+  CheckOptions options = CheckOptionsFromFlags();
+  options.runner.timeout_s = 3;
+  options.reruns = 0;
+  options.inputs_from = "a bound the loop never reaches";
+  const auto start = std::chrono::steady_clock::now();
+  const CheckReport r = CheckAotiMatchesEager(Corpus("while_loop_layer"), &inputs, options);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 60);
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.failure_class, "invalid inputs") << r.message;
+  EXPECT_FALSE(IsCompilerFailure(r.failure_class));
+  EXPECT_THAT(r.message, AllOf(HasSubstr("eager does not end either"), HasSubstr("the eager run did not end by the run's timeout of 3 s"),
+                               ::testing::ContainsRegex("iteration [0-9]+ of node 'while_loop'"), HasSubstr("a bound the loop never reaches")));
 }
 
 TEST(DataDependent, SampleInputsPass) { EXPECT_TRUE(CheckAotiMatchesEager(Corpus("data_dependent"), nullptr, CheckOptionsFromFlags()).pass); }

@@ -182,6 +182,28 @@ struct Checking {
 
 bool PreflightProblems(Checking& c, const std::vector<std::string>& problems, const std::string& header);
 
+std::string InputsFrom(const Checking& c);
+
+// RunDeadline: what one run of eager or float64 may take, as the compiled run may: its
+// timeout (--aoti_timeout_s), under the test's deadline. A loop that does not end stops there.
+Deadline RunDeadline(const Checking& c) {
+  const double t = c.options.runner.timeout_s;
+  return c.options.runner.deadline.Within(
+      t, "the run's timeout of " + std::to_string(static_cast<long long>(t + 0.5)) + " s (--aoti_timeout_s)");
+}
+
+// Stopped: the verdict of an eager or float64 run that did not end: a timeout, as for a
+// compiled model that hangs, the case kept; where the compiled model ended, it says so.
+bool Stopped(Checking& c, const RunStopped& e) {
+  const CompiledOutcome& o = c.r.outcome;
+  return c.Failed(Name(FailureClass::kTimeout),
+                  c.what + ": " + e.what() +
+                      (o.ok() ? ". The compiled model ended (in " + std::to_string(o.seconds) +
+                                    " s) where eager did not: there is no reference to judge it by"
+                              : std::string("")) +
+                      "\n  the inputs: " + InputsFrom(c));
+}
+
 // ShippedByThisTorch: a package a team shipped (aoti_prebuilt_package) says which torch
 // built it; one whose compiled model calls functions this torch's libtorch lacks cannot be
 // loaded here at all, which is said before anything runs (a preflight problem: not the
@@ -298,7 +320,9 @@ std::string InputsBreakTheProgram(Checking& c) {
   for (const auto& [sym, range] : c.eager->program().range_constraints) data_dependent = data_dependent || sym.rfind("u", 0) == 0;
   if (!data_dependent) return "";
   try {
-    Interpreter::FromArchive(*c.archive, c.r.model)->RunTensors(c.inputs);  // from the package's own state
+    InterpreterOptions o;
+    o.deadline = RunDeadline(c);
+    Interpreter::FromArchive(*c.archive, c.r.model, o)->RunTensors(c.inputs);  // from the package's own state
   } catch (const ProgramConstraintError& e) {
     return e.what();
   } catch (const HarnessError& e) {
@@ -320,8 +344,37 @@ std::string InputsFrom(const Checking& c) {
 // the harness's own (not an operator's) is not eager's and is left to the eager step.
 std::string EagerFailsToo(Checking& c) {
   try {
-    Interpreter::FromArchive(*c.archive, c.r.model)->RunTensors(c.inputs);
+    InterpreterOptions o;
+    o.deadline = RunDeadline(c);
+    Interpreter::FromArchive(*c.archive, c.r.model, o)->RunTensors(c.inputs);
   } catch (const OperatorError& e) {
+    return e.what();
+  } catch (const HarnessError&) {
+  }
+  return "";
+}
+
+// EagerHangsToo: where the compiled model of a program with a while_loop did not end, whether
+// eager ends on the same inputs (under the same timeout): its RunStopped message when it does
+// not either; "" when it ends, fails otherwise, or is not asked.
+std::string EagerHangsToo(Checking& c) {
+  // Only a while_loop can run on without end between the interpreter's deadline checks; an
+  // operator that hangs (a custom op that never returns) would hang this process with it, so a
+  // program that calls one is not run here.
+  bool loop = false, foreign = false;
+  ForEachNode(c.eager->program().nodes, [&](const Node& node, const std::string&) {
+    const std::string& t = node.target;
+    loop = loop || t == "torch.ops.higher_order.while_loop";
+    foreign = foreign || !(t.rfind("torch.ops.aten.", 0) == 0 || t.rfind("torch.ops.higher_order.", 0) == 0 ||
+                           t.rfind("torch.ops.prims.", 0) == 0 || t.rfind("_operator.", 0) == 0 ||
+                           t.rfind("torch.ops.quantized_decomposed.", 0) == 0);
+  });
+  if (!loop || foreign) return "";
+  try {
+    InterpreterOptions o;
+    o.deadline = RunDeadline(c);
+    Interpreter::FromArchive(*c.archive, c.r.model, o)->RunTensors(c.inputs);
+  } catch (const RunStopped& e) {
     return e.what();
   } catch (const HarnessError&) {
   }
@@ -356,6 +409,17 @@ bool RunCompiledModel(Checking& c) {
                           "\n  the compiled model: " + o.Summary().substr(0, 300) + "\n  the inputs: " + InputsFrom(c));
     }
   }
+  // A compiled model that did not end where eager does not end either (a loop whose condition
+  // the inputs never make false): the model's, not the compiler's.
+  if (o.kind == OutcomeKind::kTimeout) {
+    if (const std::string hangs = EagerHangsToo(c); !hangs.empty()) {
+      return c.Failed(Name(FailureClass::kInvalidInputs),
+                      c.what + ": the model does not end on these inputs: eager does not end either, so the "
+                               "compiled model's timeout is not a compiler bug and nothing is reduced.\n  eager: " +
+                          hangs + "\n  the compiled model: " + o.Summary().substr(0, 300) + "\n  the inputs: " +
+                          InputsFrom(c));
+    }
+  }
   // A shipped package's failure to run says which torch built it and which runs it.
   const std::string shipped = c.r.built_by.empty() ? "" : "\n  the shipped package: " + c.r.built_by;
   if (o.kind == OutcomeKind::kSignal) {
@@ -372,11 +436,15 @@ bool RunEager(Checking& c, const std::vector<std::string>& random_nodes, std::ve
   std::vector<at::Tensor> again;
   try {
     if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
+    c.eager->SetDeadline(RunDeadline(c));
     *eager_out = c.eager->RunTensors(c.inputs);
     if (!MutatesState(program)) {
       if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
+      c.eager->SetDeadline(RunDeadline(c));
       again = c.eager->RunTensors(c.inputs);
     }
+  } catch (const RunStopped& e) {
+    return Stopped(c, e);
   } catch (const ProgramConstraintError& e) {
     return PreflightProblems(c, {std::string("the inputs break the program's own assumptions: ") + e.what()}, "");
   } catch (const OperatorError& e) {
@@ -448,6 +516,7 @@ std::vector<at::Tensor> RunFp64(Checking& c, bool seeded_random) {
   try {
     InterpreterOptions o64;
     o64.fp64 = true;
+    o64.deadline = RunDeadline(c);  // one that does not end: no float64 reference, said in the note
     // On the package's device where it computes in float64 (the CPU, CUDA), else on the
     // CPU; the report says which.
     const c10::Device run_on = c.inputs.empty() || !c.inputs[0].defined() ? c10::Device(c10::kCPU) : c.inputs[0].device();

@@ -907,9 +907,16 @@ void Interpreter::ExecuteHigherOrder(const Step& step, std::vector<c10::IValue> 
     std::vector<c10::IValue> carried = Elements(a.at(0));
     const std::vector<c10::IValue> additional = Elements(a.at(1));
     int64_t iterations = 0;
-    while (Truthy(sub(0, Concat(carried, additional)).at(0), node)) {
-      carried = sub(1, Concat(carried, additional));
-      ++iterations;
+    try {
+      while (Truthy(sub(0, Concat(carried, additional)).at(0), node)) {
+        carried = sub(1, Concat(carried, additional));
+        ++iterations;
+        if (options_.deadline.Passed()) StopAtDeadline("after iteration " + std::to_string(iterations) + " of " + Where(node));
+      }
+    } catch (const RunStopped& e) {
+      // The innermost stop names its node; each loop around it adds its iteration.
+      if (std::string(e.what()).find(Where(node)) != std::string::npos) throw;
+      throw RunStopped(std::string(e.what()) + ", in iteration " + std::to_string(iterations + 1) + " of " + Where(node));
     }
     if (first) seen[path].iterations = iterations;
     results = carried;
@@ -995,6 +1002,7 @@ void Interpreter::ExecuteGraph(const GraphPlan& plan, std::unordered_map<std::st
     const Step& step = *step_ptr;
     const Node& node = *step.node;
     if (step.kind != StepKind::kSkip) {
+      if (options_.deadline.Passed()) StopAtDeadline("before " + Where(node));
       stack.clear();
       for (const auto& p : step.args) stack.push_back(Materialize(p, *env, node));
       if (step.kind == StepKind::kOperator) {
@@ -1095,6 +1103,12 @@ Interpreter::Interpreter(Program program, ProgramState state, InterpreterOptions
     if (!s.value_name.empty()) outputs.insert(s.value_name);
   }
   ScheduleFrees(outputs, &top_->steps);
+}
+
+// StopAtDeadline: the RunStopped of a run whose deadline has passed, saying where it stopped.
+void Interpreter::StopAtDeadline(const std::string& where) const {
+  throw RunStopped((options_.fp64 ? "the float64 run" : "the eager run") + std::string(" did not end by ") +
+                   options_.deadline.what() + ": stopped " + where);
 }
 
 std::unique_ptr<Interpreter> Interpreter::FromArchive(const Pt2Archive& archive, const std::string& model,

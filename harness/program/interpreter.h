@@ -37,6 +37,7 @@
 #include "harness/program/program.h"
 #include "harness/program/program_state.h"
 #include "harness/archive/pt2_archive.h"
+#include "harness/util/deadline.h"
 
 namespace aoti {
 
@@ -56,6 +57,11 @@ struct InterpreterOptions {
   // GPU); else every weight, constant, input and device= argument on this device ("cpu"
   // for the float64 reference of a device without float64 kernels).
   std::string device;
+  // deadline: a run that has not ended by then stops with RunStopped (checked before every
+  // node and every loop iteration), naming the node and each loop's iteration; none by
+  // default. The check gives eager and float64 the compiled run's timeout under the test's
+  // deadline, so a loop that does not end in eager is a verdict, not a test Bazel kills.
+  Deadline deadline;
 };
 
 struct RunOptions {
@@ -99,6 +105,8 @@ class Interpreter {
 
   const Program& program() const { return program_; }
   const ProgramState& state() const { return state_; }
+  // SetDeadline: the deadline of the runs from now on (InterpreterOptions::deadline).
+  void SetDeadline(Deadline deadline) { options_.deadline = std::move(deadline); }
   bool fp64() const { return options_.fp64; }
 
   struct Step;       // a node, resolved (public for the implementation's helpers)
@@ -112,6 +120,7 @@ class Interpreter {
   void ExecuteHigherOrder(const Step& step, std::vector<c10::IValue> args, const std::string& path,
                           std::unordered_map<std::string, c10::IValue>* env, Running& run) const;
   void BindSymbols(const Step& step, const std::unordered_map<std::string, c10::IValue>& env, Running& run) const;
+  [[noreturn]] void StopAtDeadline(const std::string& where) const;
   void Observe(const GraphPlan& plan, const Node& node, const std::unordered_map<std::string, c10::IValue>& env,
                Running& run) const;
 

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/equal.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
 #include <gmock/gmock.h>
@@ -133,6 +135,38 @@ TEST(Loops, AZeroTripLoopReturnsCopiesOfItsOperands) {
   const at::Tensor operand = values.at("zeros").toTensor(), result = values.at("getitem").toTensor();
   EXPECT_TRUE(at::equal(result, operand));
   EXPECT_FALSE(result.is_alias_of(operand)) << "the loop returned its operand itself";
+}
+
+// while_loop_layer.py with a bound the counter never reaches: the run stops at its deadline
+// (RunStopped), saying the deadline, the node and the loop's iteration, and no later than a
+// node or an iteration after it. Without a deadline the run has none (the check gives it one).
+TEST(Loops, ALoopThatDoesNotEndStopsAtTheDeadlineNamingItsIteration) {
+  auto archive = Pt2Archive::Open(PathOf("while_loop_layer"));
+  std::vector<at::Tensor> inputs = archive->SampleInputs();
+  ASSERT_EQ(inputs.size(), 2u);
+  inputs[1] = at::full({}, std::numeric_limits<int64_t>::max(), at::kLong);
+  for (const bool fp64 : {false, true}) {
+    SCOPED_TRACE(fp64 ? "float64" : "eager");
+    InterpreterOptions o;
+    o.fp64 = fp64;
+    const auto start = Deadline::Clock::now();
+    o.deadline = Deadline(start + std::chrono::milliseconds(300), "a test's deadline");
+    auto interp = Interpreter::FromArchive(*archive, "model", o);
+    try {
+      interp->RunTensors(inputs);
+      ADD_FAILURE() << "a loop of 2^63 iterations ended";
+    } catch (const RunStopped& e) {
+      const double took = std::chrono::duration<double>(Deadline::Clock::now() - start).count();
+      EXPECT_LT(took, 5.0);
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(std::string(fp64 ? "the float64 run" : "the eager run") +
+                                                 " did not end by a test's deadline: stopped "));
+      EXPECT_THAT(e.what(), ::testing::ContainsRegex("iteration [0-9]+ of node 'while_loop' \\([a-z_.]*while_loop\\)"));
+    }
+  }
+  // The same interpreter given a later deadline runs the sample to its end.
+  auto interp = Interpreter::FromArchive(*archive, "model");
+  interp->SetDeadline(Deadline(Deadline::Clock::now() + std::chrono::seconds(60), "a minute"));
+  EXPECT_EQ(interp->RunTensors(archive->SampleInputs()).size(), 2u);
 }
 
 TEST(Fp64Mode, EveryFloatingValueIsFloat64AndCloserToPythonFp64) {

@@ -40,6 +40,13 @@ double Deadline::SecondsLeft() const {
   return std::chrono::duration<double>(when_ - Clock::now()).count();
 }
 
+Deadline Deadline::Within(double timeout_s, const std::string& what) const {
+  if (!(timeout_s > 0)) return *this;
+  const auto when = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  if (set_ && when_ <= when) return *this;
+  return Deadline(when, what);
+}
+
 double Deadline::Cap(double timeout_s) const {
   if (!set_) return timeout_s;
   return std::max(0.0, std::min(timeout_s, SecondsLeft()));

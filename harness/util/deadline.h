@@ -29,6 +29,10 @@ class Deadline {
   // to collect them): max(30 s, a tenth of the timeout).
   static double ArtifactReserveSeconds(double test_timeout_s);
 
+  // Within: this deadline, or `timeout_s` from now where that comes first (its `what` then
+  // says so): one run's allowance under the process' deadline.
+  Deadline Within(double timeout_s, const std::string& what) const;
+
   bool set() const { return set_; }
   // SecondsLeft: until the deadline (negative once passed); a very large number when none.
   double SecondsLeft() const;

@@ -30,6 +30,15 @@ class ProgramConstraintError : public HarnessError {
   using HarnessError::HarnessError;
 };
 
+// RunStopped: a run of the interpreter stopped at its deadline (InterpreterOptions::deadline)
+// before it ended: a loop that does not end, or a program slower than the test allows. Its
+// message names the deadline, the node it stopped in and, inside loops, the iteration. The
+// check's verdict is "timeout", as for a compiled model that hangs.
+class RunStopped : public HarnessError {
+ public:
+  using HarnessError::HarnessError;
+};
+
 // OperatorError: an operator of the program raised when the interpreter called it (ATen's
 // own check of its arguments: an index out of range, offsets that do not fit the ids). Its
 // message names the node and the operator's words. Eager raises the same on the same

@@ -135,8 +135,11 @@ bool DivergesAlone(const Program& p, size_t i, const std::map<std::string, at::T
   try {
     // A node that writes the program's state (a cache's index_copy_) writes copies: every
     // node is judged from the package's own state, whatever ran before it.
-    eager = Interpreter(alone, OwnCopyOfWritten(alone, weights)).RunTensors(inputs);
-    InterpreterOptions o64;
+    // Under the reduction's deadline: a node alone that does not end is not judged alone.
+    InterpreterOptions o;
+    o.deadline = oracle.check().runner.deadline;
+    eager = Interpreter(alone, OwnCopyOfWritten(alone, weights), o).RunTensors(inputs);
+    InterpreterOptions o64 = o;
     o64.fp64 = true;
     fp64 = Interpreter(alone, OwnCopyOfWritten(alone, weights64), o64).RunTensors(inputs);
   } catch (const HarnessError&) {
