@@ -30,6 +30,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <gflags/gflags.h>
@@ -141,14 +142,16 @@ std::string Dirname(const std::string& p) {
 }
 
 // SpecFromFlags: the failing case, from --case_dir (the options the test ran with, single
-// fields overridden by --aoti_* flags given here) or from --package and the flags.
-aoti::ReduceSpec SpecFromFlags(aoti::ReduceOptions* options) {
+// fields overridden by --aoti_* flags given here) or from --package and the flags. The case
+// directory opened stays in `opened` (one unzipped out of outputs.zip is removed with it).
+aoti::ReduceSpec SpecFromFlags(aoti::ReduceOptions* options, std::optional<aoti::OpenedCaseDir>* opened) {
   aoti::ReduceSpec spec;
   // Relative paths as the user meant them (bazel run starts in the runfiles).
   std::string package = aoti::FromWorkingDirectory(FLAGS_package), inputs_dir = aoti::FromWorkingDirectory(FLAGS_inputs);
   if (!FLAGS_case_dir.empty()) {
     // A case where Bazel left it: unzipped, or read out of the test's outputs.zip.
-    const std::string case_dir = aoti::OpenCaseDir(FLAGS_case_dir);
+    opened->emplace(aoti::OpenCaseDir(FLAGS_case_dir));
+    const std::string case_dir = (*opened)->path();
     const aoti::CaseFile c = aoti::ParseCaseFile(aoti::ReadTextFile(case_dir + "/case.json"), case_dir);
     if (const auto outside = aoti::PathsOutsideCaseDir(c, case_dir); !outside.empty() && !FLAGS_allow_outside_case_dir) {
       std::string list;
@@ -226,7 +229,9 @@ int BisectTorchMain(const char* argv0) {
     throw aoti::HarnessError("bisect-torch needs --case_dir: the repro directory the reducer wrote (<case>/repro, or "
                              "minify's --out)");
   }
-  std::string dir = aoti::OpenCaseDir(FLAGS_case_dir);
+  // The report is written into the case directory: one unzipped out of outputs.zip is kept.
+  aoti::OpenedCaseDir opened = aoti::OpenCaseDir(FLAGS_case_dir);
+  std::string dir = opened.Keep();
   std::error_code ec;
   if (!std::filesystem::exists(dir + "/repro.py", ec) && std::filesystem::exists(dir + "/repro/repro.py", ec)) {
     dir += "/repro";
@@ -276,7 +281,8 @@ int Main(int argc, char** argv) {
   HonourTestFlags();
   aoti::ReduceOptions options;
   if (std::string(argv[1]) == "minify") ReduceOptionsFromFlags(&options);
-  const aoti::ReduceSpec spec = SpecFromFlags(&options);
+  std::optional<aoti::OpenedCaseDir> opened;
+  const aoti::ReduceSpec spec = SpecFromFlags(&options, &opened);
   if (std::string(argv[1]) == "run") {
     const aoti::CheckReport r =
         aoti::CheckAotiMatchesEager(spec.package, spec.inputs.empty() ? nullptr : &spec.inputs, spec.check);

@@ -94,10 +94,10 @@ std::string FromWorkingDirectory(const std::string& path) {
   return std::string(wd) + "/" + path;
 }
 
-std::string OpenCaseDir(const std::string& case_dir) {
+OpenedCaseDir OpenCaseDir(const std::string& case_dir) {
   const std::string path = FromWorkingDirectory(case_dir);
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return path;
+  if (std::filesystem::is_directory(path, ec)) return OpenedCaseDir(path);
   // Under a test's test.outputs/ that Bazel zipped: the entry out of outputs.zip.
   const std::string marker = "/test.outputs/";
   const size_t at = path.rfind(marker);
@@ -106,7 +106,8 @@ std::string OpenCaseDir(const std::string& case_dir) {
     std::string entry = path.substr(at + marker.size());
     while (!entry.empty() && entry.back() == '/') entry.pop_back();
     if (std::filesystem::is_regular_file(zip, ec) && !entry.empty()) {
-      const std::string into = TempDir("aoti_case").Release();
+      auto unzipped = std::make_unique<TempDir>("aoti_case");
+      const std::string into = unzipped->path();
       const std::string log = into + "/unzip.log";
       int status = 0;
       if (!RunLogged({FindExecutable("unzip"), "-q", "-o", zip, entry + "/*", "-d", into}, {}, log, 120, &status) ||
@@ -115,7 +116,7 @@ std::string OpenCaseDir(const std::string& case_dir) {
                            std::to_string(WEXITSTATUS(status)) + ", its output in " + log + ")");
       }
       LOG(INFO) << "the case " << entry << " unzipped out of " << zip << " into " << into << "/" << entry;
-      return into + "/" + entry;
+      return OpenedCaseDir(into + "/" + entry, std::move(unzipped));
     }
   }
   throw HarnessError("--case_dir=" + case_dir + ": no such directory" +

@@ -4,12 +4,15 @@
 // the test, so CI uploads it, and kept in memory for this process' listener.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
 #include "harness/check/check_options.h"
+
+#include "harness/util/temp_dir.h"
 
 namespace aoti {
 
@@ -57,12 +60,32 @@ std::string ForUser(const std::string& path);
 // outputs.zip when Bazel zipped it); outside Bazel, aoti_reduce on the directory itself.
 std::string ReduceCaseCommand(const std::string& case_dir);
 
+// OpenedCaseDir: a case directory opened to read: its path, and the temporary directory
+// it was unzipped into (when it was), removed with everything in it when the object goes
+// away. Keep the object for as long as the case is read.
+class OpenedCaseDir {
+ public:
+  explicit OpenedCaseDir(std::string path, std::unique_ptr<TempDir> unzipped = nullptr)
+      : path_(std::move(path)), unzipped_(std::move(unzipped)) {}
+  const std::string& path() const { return path_; }
+  bool unzipped() const { return unzipped_ != nullptr; }
+  // Keep: the unzipped directory stays on disk (one written into); its path.
+  std::string Keep() {
+    if (unzipped_) unzipped_->Release();
+    return path_;
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<TempDir> unzipped_;
+};
+
 // OpenCaseDir: the case directory a user names (--case_dir) as a directory to read:
 // relative to BUILD_WORKING_DIRECTORY under `bazel run`; a directory under a test's
 // test.outputs/ that exists only inside test.outputs/outputs.zip is unzipped into a new
-// directory under $TMPDIR (said on the log). Throws HarnessError naming the path when it is
-// neither.
-std::string OpenCaseDir(const std::string& case_dir);
+// directory under $TMPDIR (said on the log), removed when the OpenedCaseDir goes away.
+// Throws HarnessError naming the path when it is neither.
+OpenedCaseDir OpenCaseDir(const std::string& case_dir);
 
 // FromWorkingDirectory: a relative path as the user meant it: against
 // BUILD_WORKING_DIRECTORY under `bazel run`, else as it is.

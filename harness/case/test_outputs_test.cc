@@ -84,14 +84,22 @@ TEST(OpenCaseDir, ReadsACaseFromEitherLayout) {
       aoti::MakeDirs(outputs);
       ASSERT_EQ(std::system(("cd " + staged + " && zip -qr " + outputs + "/outputs.zip aoti").c_str()), 0);
     }
-    const std::string opened = aoti::OpenCaseDir(outputs + "/aoti/Suite.Test");
-    EXPECT_TRUE(std::filesystem::is_regular_file(opened + "/case.json")) << layout << ": " << opened;
-    EXPECT_TRUE(std::filesystem::is_directory(opened + "/inputs")) << layout;
-    if (layout == "zipped") EXPECT_EQ(opened.find(outputs), std::string::npos) << "unzipped elsewhere";
+    std::string opened_path;
+    {
+      const aoti::OpenedCaseDir opened_dir = aoti::OpenCaseDir(outputs + "/aoti/Suite.Test");
+      const std::string& opened = opened_dir.path();
+      opened_path = opened;
+      EXPECT_TRUE(std::filesystem::is_regular_file(opened + "/case.json")) << layout << ": " << opened;
+      EXPECT_TRUE(std::filesystem::is_directory(opened + "/inputs")) << layout;
+      EXPECT_EQ(opened_dir.unzipped(), layout == "zipped");
+      if (layout == "zipped") EXPECT_EQ(opened.find(outputs), std::string::npos) << "unzipped elsewhere";
+    }
+    // An unzipped case is removed when its reader is done with it; a directory never.
+    EXPECT_EQ(std::filesystem::exists(opened_path), layout == "unzipped") << opened_path;
     // Relative to where `bazel run` was started.
     ::setenv("BUILD_WORKING_DIRECTORY", (root + "/" + layout).c_str(), 1);
     EXPECT_TRUE(std::filesystem::is_regular_file(
-        aoti::OpenCaseDir("bazel-testlogs/pkg/model_test/test.outputs/aoti/Suite.Test") + "/case.json"))
+        aoti::OpenCaseDir("bazel-testlogs/pkg/model_test/test.outputs/aoti/Suite.Test").path() + "/case.json"))
         << layout;
     ::unsetenv("BUILD_WORKING_DIRECTORY");
   }
