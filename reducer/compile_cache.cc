@@ -90,6 +90,18 @@ CompileCache::CompileCache(CompileCacheOptions options) : options_(std::move(opt
   }
 }
 
+namespace {
+
+// LoopbackUrl: whether grpc://HOST:PORT names this machine (localhost, 127.0.0.0/8, [::1]).
+bool LoopbackUrl(const std::string& url) {
+  std::string host = url.substr(url.find("://") + 3);
+  if (StartsWith(host, "[")) return StartsWith(host, "[::1]");
+  host = host.substr(0, host.find_first_of(":/"));
+  return host == "localhost" || StartsWith(host, "127.");
+}
+
+}  // namespace
+
 CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t max_mb,
                                            const RemoteCacheOptions& remote) {
   CompileCacheOptions o;
@@ -119,6 +131,13 @@ CompileCacheOptions CompileCacheOptionsFor(const std::string& dir_flag, int64_t 
   }
   if ((!remote.tls_ca_cert.empty() || !remote.tls_client_cert.empty()) && !StartsWith(remote.url, "grpcs://")) {
     throw HarnessError("--aoti_remote_cache=" + remote.url + ": certificates are given, so expected grpcs://HOST:PORT");
+  }
+  // A header file holds credentials (a bearer token): sent in the clear over grpc:// only to
+  // this machine itself, where no one on the network reads it.
+  if (!remote.header_file.empty() && StartsWith(remote.url, "grpc://") && !LoopbackUrl(remote.url)) {
+    throw HarnessError("--aoti_remote_cache_header_file=" + remote.header_file + ": its headers (credentials, such as "
+                       "a bearer token) would go in the clear over " + remote.url +
+                       "; expected grpcs://HOST:PORT (TLS), or grpc:// to this machine (localhost, 127.0.0.1, [::1])");
   }
   if (!(remote.timeout_s > 0)) {
     throw HarnessError("--aoti_remote_cache_timeout_s=" + std::to_string(remote.timeout_s) +
@@ -341,8 +360,9 @@ int CompileCache::RunRemote(const std::vector<std::string>& args, int64_t bytes)
 bool CompileCache::RemoteFetch(const std::string& key) {
   if (!remote_enabled() || !remote_problem_.empty()) return false;
   const std::string tmp = TempPath();
-  // The entry's size is not known before it is read: the largest the cache keeps.
-  const int rc = RunRemote({"get", "--key", key, "--out", tmp}, std::min<int64_t>(options_.max_bytes, int64_t{8} << 30));
+  // The entry's size is known only to the server: none larger than the cache keeps is fetched.
+  const int64_t most = std::min<int64_t>(options_.max_bytes, int64_t{8} << 30);
+  const int rc = RunRemote({"get", "--key", key, "--out", tmp, "--max_bytes", std::to_string(most)}, most);
   std::error_code ec;
   bool fetched = false;
   if (rc == 0) {

@@ -357,6 +357,24 @@ TEST_F(RemoteCompileCacheTest, ACompileStoredOnOneMachineComesBackOnAnother) {
   EXPECT_EQ(second.remote_problem(), "");
 }
 
+// An entry larger than the reader's cache keeps (--aoti_compile_cache_max_mb) is a miss:
+// nothing of it is fetched, and the server stays in use.
+TEST_F(RemoteCompileCacheTest, AnEntryLargerThanTheReaderKeepsIsNotFetched) {
+  FakeRemoteCache server(tmp_, /*garble=*/false);
+  const std::string key = CompileCache::Key({"program", "big"});
+  CompileCache first(WithRemote(server.url()));
+  first.Store(key, Answer("done"), Archive("compiled.pt2", 3 << 20));
+  ASSERT_EQ(first.remote_stores(), 1) << first.remote_problem();
+  CompileCacheOptions small = AnotherMachine(server.url());
+  small.max_bytes = 1 << 20;
+  CompileCache reader(small);
+  EXPECT_FALSE(reader.Lookup(key, tmp_ + "/out.pt2"));
+  EXPECT_EQ(reader.remote_misses(), 1);
+  EXPECT_EQ(reader.remote_problem(), "");
+  EXPECT_FALSE(fs::exists(small.dir + "/" + key.substr(0, 2) + "/" + key));
+  EXPECT_FALSE(fs::exists(tmp_ + "/out.pt2"));
+}
+
 TEST_F(RemoteCompileCacheTest, AGarbledBlobIsAMissNeverAnEntry) {
   FakeRemoteCache server(tmp_, /*garble=*/true);
   const std::string key = CompileCache::Key({"program", "relu"});
@@ -419,6 +437,22 @@ TEST_F(RemoteCompileCacheTest, TheFlagsAreChecked) {
   tls.url = "grpcs://h:1";
   tls.tls_client_cert = FLAGS_remote_client_script;
   EXPECT_THROW(CompileCacheOptionsFor("", 1, tls), HarnessError) << "a client certificate without its key";
+  // Credentials (a header file) only over TLS, or in the clear to this machine itself.
+  RemoteCacheOptions token;
+  token.header_file = FLAGS_remote_client_script;  // a file that exists
+  for (const std::string url : {"grpcs://cache.example:443", "grpc://localhost:8980", "grpc://127.0.0.1:1", "grpc://[::1]:1"}) {
+    token.url = url;
+    EXPECT_NO_THROW(CompileCacheOptionsFor("", 1, token)) << url;
+  }
+  for (const std::string url : {"grpc://cache.example:8980", "grpc://10.0.0.7:1", "grpc://localhost.example.com:1"}) {
+    token.url = url;
+    try {
+      CompileCacheOptionsFor("", 1, token);
+      ADD_FAILURE() << "a header file over plain " << url << " was taken";
+    } catch (const HarnessError& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("would go in the clear over " + url + "; expected grpcs://"));
+    }
+  }
   // Without a local directory there is no remote cache either.
   CompileCacheOptions none = CompileCacheOptionsFor("none", 1, {"grpc://h:1"});
   EXPECT_FALSE(CompileCache(none).remote_enabled());

@@ -19,7 +19,8 @@ the server lacks (ByteStream Write), the Command and the Action, then the action
 `get` reads the action result and each file (ByteStream Read) into DIR, checking each
 file's SHA-256 against its digest: a blob the server garbled is a miss, never an entry.
 
-Exit status: 0 a hit (get) or stored (put); 3 a miss; 4 the server failed or did not
+Exit status: 0 a hit (get) or stored (put); 3 a miss (or, for get, an entry larger than
+--max_bytes: nothing of it is fetched); 4 the server failed or did not
 answer within the timeout; 5 it gave a blob that does not match its digest (nothing is
 written); 2 wrong arguments. The last line on stderr says what happened.
 
@@ -191,6 +192,8 @@ class Server:
                 chunk = parse(response).get(10, [b""])[0]
                 h.update(chunk)
                 size += len(chunk)
+                if size > d[1]:  # more than the digest says: never written past it
+                    break
                 f.write(chunk)
         if (h.hexdigest(), size) != tuple(d):
             os.remove(path)
@@ -228,7 +231,9 @@ class Server:
         return {digest_from(raw) for raw in answer.get(2, [])}
 
 
-def get(server, key, out):
+def get(server, key, out, max_bytes=None):
+    """The entry `key` into `out`: 0, or MISS (also for an entry above max_bytes, said on
+    stderr: nothing of it is fetched), or CORRUPT."""
     _, _, ad = action_digest(key)
     try:
         result = server.unary(AC + "GetActionResult", message((1, server.instance), (2, digest_message(ad))))
@@ -244,6 +249,11 @@ def get(server, key, out):
             return MISS  # not an entry of ours
         files[path] = digest_from(f.get(2, [b""])[0])
     if "result.json" not in files:
+        return MISS
+    total = sum(d[1] for d in files.values())
+    if max_bytes is not None and total > max_bytes:
+        print(f"get {key[:12]}: the entry is {total} bytes, above --max_bytes {max_bytes}; not fetched",
+              file=sys.stderr)
         return MISS
     os.makedirs(out, exist_ok=True)
     for path, d in files.items():
@@ -296,6 +306,9 @@ def main(argv):
     p.add_argument("--client_cert", help="grpcs://: this client's certificate (PEM)")
     p.add_argument("--client_key", help="grpcs://: its private key (PEM)")
     p.add_argument("--header_file", help="'Name: value' lines sent with every call")
+    p.add_argument("--max_bytes", type=int, default=8 << 30,
+                   help="get: the largest entry fetched, in bytes (default 8 GiB); a larger one is a miss, and no "
+                        "blob is written past the size its digest gives")
     a = p.parse_args(argv)
     if bool(a.client_cert) != bool(a.client_key):
         p.error("--client_cert and --client_key go together")
@@ -313,7 +326,7 @@ def main(argv):
               f"({sys.executable}); bash tools/setup.sh installs it", file=sys.stderr)
         return SERVER
     try:
-        return get(server, a.key, a.out) if a.command == "get" else put(server, a.key, a.dir)
+        return get(server, a.key, a.out, a.max_bytes) if a.command == "get" else put(server, a.key, a.dir)
     except server.grpc.RpcError as e:
         print(f"{a.command} {a.key[:12]} at {a.url}: {e.code().name}: {e.details()}", file=sys.stderr)
         return SERVER
