@@ -38,6 +38,22 @@ TEST(Deadline, OncePassedCapsEverythingToNothing) {
   EXPECT_EQ(d.Cap(10), 0);
 }
 
+// Within: one run's allowance under the process' deadline, whichever comes first, saying which.
+TEST(Deadline, WithinIsTheEarlierOfTheTwo) {
+  const auto now = Deadline::Clock::now();
+  const Deadline none;
+  const Deadline run = none.Within(300, "the run's timeout");
+  EXPECT_TRUE(run.set());
+  EXPECT_EQ(run.what(), "the run's timeout");
+  EXPECT_NEAR(run.SecondsLeft(), 300, 5);
+  const Deadline test(now + std::chrono::seconds(100), "the test's");
+  EXPECT_EQ(test.Within(300, "the run's timeout").what(), "the test's");
+  EXPECT_EQ(test.Within(10, "the run's timeout").what(), "the run's timeout");
+  EXPECT_NEAR(test.Within(10, "the run's timeout").SecondsLeft(), 10, 5);
+  EXPECT_EQ(test.Within(0, "none").what(), "the test's") << "no timeout adds no deadline";
+  EXPECT_FALSE(none.Within(0, "none").set());
+}
+
 TEST(Deadline, NextSizeUp) {
   EXPECT_EQ(NextTestSize(60), (std::pair<std::string, int>{"medium", 300}));
   EXPECT_EQ(NextTestSize(59), (std::pair<std::string, int>{"small", 60}));
