@@ -122,14 +122,6 @@ void RequireCompilerFailure(const std::string& failure_class) {
                      "failure of the compiler to reduce (the check's message says what to do)");
 }
 
-// EagerRunDeadline: one eager run's allowance in a reduction, as a check's: the compiled
-// run's timeout under the reduction's deadline.
-Deadline EagerRunDeadline(const CheckOptions& check) {
-  const double t = check.runner.timeout_s;
-  return check.runner.deadline.Within(t, "the run's timeout of " + std::to_string(static_cast<long long>(t + 0.5)) +
-                                             " s (--aoti_timeout_s)");
-}
-
 // RecordEagerValues: every value of `program`, from one eager run on the values the store
 // holds for its user inputs: a subgraph's by its address as a name (AddressAsName:
 // cond_true_graph_0_relu; a loop body's, its first iteration's). Values already stored stay.
@@ -244,7 +236,7 @@ std::optional<Program> LiftForReduction(Reduction& x, const Program& start, cons
   for (const auto& l : lifted.lifted) x.progress("lift_control_flow: lifted " + l);
   Program program = RemoveUnusedInputs(EliminateDeadCode(lifted.program));
   try {
-    RecordEagerValues(x.archive, x.result.model, &program, values, EagerRunDeadline(x.check));
+    RecordEagerValues(x.archive, x.result.model, &program, values, OneRunDeadline(x.check.runner));
   } catch (const HarnessError& e) {
     x.progress(std::string("lift_control_flow: the lifted program does not run in the interpreter (") + e.what() +
                "); reducing with the control flow kept");
@@ -552,7 +544,7 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   CheckOptions check = spec.check;
   check.model = model;
   if (options.deadline.set()) check.runner.deadline = options.deadline;
-  const auto taken = RecordEagerValues(*archive, model, &result.original, &values, EagerRunDeadline(check));
+  const auto taken = RecordEagerValues(*archive, model, &result.original, &values, OneRunDeadline(check.runner));
   Oracle oracle(*archive, model, result.inductor_configs_json, &values, check, client, work_dir);
   oracle.SetHangTimeout(options.hang_timeout_s);
   result.jobs = options.jobs > 0 ? options.jobs : DefaultJobs();

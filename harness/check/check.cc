@@ -184,12 +184,12 @@ bool PreflightProblems(Checking& c, const std::vector<std::string>& problems, co
 
 std::string InputsFrom(const Checking& c);
 
-// RunDeadline: what one run of eager or float64 may take, as the compiled run may: its
-// timeout (--aoti_timeout_s), under the test's deadline. A loop that does not end stops there.
-Deadline RunDeadline(const Checking& c) {
-  const double t = c.options.runner.timeout_s;
-  return c.options.runner.deadline.Within(
-      t, "the run's timeout of " + std::to_string(static_cast<long long>(t + 0.5)) + " s (--aoti_timeout_s)");
+// EagerAfresh: eager on the check's inputs from the package's own state, under one run's
+// deadline (the compiled run's timeout); what it raises is the caller's to read.
+void EagerAfresh(const Checking& c) {
+  InterpreterOptions o;
+  o.deadline = OneRunDeadline(c.options.runner);
+  Interpreter::FromArchive(*c.archive, c.r.model, o)->RunTensors(c.inputs);
 }
 
 // Stopped: the verdict of an eager or float64 run that did not end: a timeout, as for a
@@ -320,9 +320,7 @@ std::string InputsBreakTheProgram(Checking& c) {
   for (const auto& [sym, range] : c.eager->program().range_constraints) data_dependent = data_dependent || sym.rfind("u", 0) == 0;
   if (!data_dependent) return "";
   try {
-    InterpreterOptions o;
-    o.deadline = RunDeadline(c);
-    Interpreter::FromArchive(*c.archive, c.r.model, o)->RunTensors(c.inputs);  // from the package's own state
+    EagerAfresh(c);
   } catch (const ProgramConstraintError& e) {
     return e.what();
   } catch (const HarnessError& e) {
@@ -344,9 +342,7 @@ std::string InputsFrom(const Checking& c) {
 // the harness's own (not an operator's) is not eager's and is left to the eager step.
 std::string EagerFailsToo(Checking& c) {
   try {
-    InterpreterOptions o;
-    o.deadline = RunDeadline(c);
-    Interpreter::FromArchive(*c.archive, c.r.model, o)->RunTensors(c.inputs);
+    EagerAfresh(c);
   } catch (const OperatorError& e) {
     return e.what();
   } catch (const HarnessError&) {
@@ -371,9 +367,7 @@ std::string EagerHangsToo(Checking& c) {
   });
   if (!loop || foreign) return "";
   try {
-    InterpreterOptions o;
-    o.deadline = RunDeadline(c);
-    Interpreter::FromArchive(*c.archive, c.r.model, o)->RunTensors(c.inputs);
+    EagerAfresh(c);
   } catch (const RunStopped& e) {
     return e.what();
   } catch (const HarnessError&) {
@@ -436,11 +430,11 @@ bool RunEager(Checking& c, const std::vector<std::string>& random_nodes, std::ve
   std::vector<at::Tensor> again;
   try {
     if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
-    c.eager->SetDeadline(RunDeadline(c));
+    c.eager->SetDeadline(OneRunDeadline(c.options.runner));
     *eager_out = c.eager->RunTensors(c.inputs);
     if (!MutatesState(program)) {
       if (seed >= 0) at::manual_seed(static_cast<uint64_t>(seed));
-      c.eager->SetDeadline(RunDeadline(c));
+      c.eager->SetDeadline(OneRunDeadline(c.options.runner));
       again = c.eager->RunTensors(c.inputs);
     }
   } catch (const RunStopped& e) {
@@ -516,7 +510,7 @@ std::vector<at::Tensor> RunFp64(Checking& c, bool seeded_random) {
   try {
     InterpreterOptions o64;
     o64.fp64 = true;
-    o64.deadline = RunDeadline(c);  // one that does not end: no float64 reference, said in the note
+    o64.deadline = OneRunDeadline(c.options.runner);  // one that does not end: no float64 reference, said in the note
     // On the package's device where it computes in float64 (the CPU, CUDA), else on the
     // CPU; the report says which.
     const c10::Device run_on = c.inputs.empty() || !c.inputs[0].defined() ? c10::Device(c10::kCPU) : c.inputs[0].device();

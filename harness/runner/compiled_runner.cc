@@ -214,6 +214,12 @@ CompiledOutcome RunInChild(const std::string& package, const std::string& model,
 
 }  // namespace
 
+Deadline OneRunDeadline(const RunnerOptions& options) {
+  const double t = options.timeout_s;
+  return options.deadline.Within(t, "the run's timeout of " + std::to_string(static_cast<long long>(t + 0.5)) +
+                                        " s (--aoti_timeout_s)");
+}
+
 CompiledOutcome RunCompiled(const std::string& package, const std::string& model,
                             const std::vector<at::Tensor>& inputs, const RunnerOptions& options) {
   const auto start = std::chrono::steady_clock::now();

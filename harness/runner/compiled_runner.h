@@ -63,6 +63,10 @@ struct RunnerOptions {
   Deadline deadline = Deadline::ForThisTest();
 };
 
+// OneRunDeadline: what one in-process run (eager, float64) may take, as a compiled run may:
+// options.timeout_s (--aoti_timeout_s), under options.deadline.
+Deadline OneRunDeadline(const RunnerOptions& options);
+
 CompiledOutcome RunCompiled(const std::string& package, const std::string& model,
                             const std::vector<at::Tensor>& inputs, const RunnerOptions& options);
 
