@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <random>
 
-#include <c10/util/hash.h>
 #include <glog/logging.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/util/digest.h"
 #include "harness/util/errors.h"
 #include "harness/util/logging.h"
 #include "harness/util/strings.h"
@@ -34,17 +34,30 @@ double UnixNow() {
 }
 
 // ToJson: the entry's result.json. A failed compile's also says why in one line (its
-// cause) and until when it is believed (expires, Unix seconds).
-nlohmann::json ToJson(const CompileResult& r, double failure_ttl_s) {
+// cause) and when it was recorded (Unix seconds, the writer's clock). How long it is believed
+// is the reader's decision (its failure_ttl_s against the entry's age, on its own clock), not
+// the writer's: a writer cannot keep a failure alive in other readers' caches.
+nlohmann::json ToJson(const CompileResult& r) {
   nlohmann::json j = {{"format", kFormat},        {"ok", r.ok},           {"phase", r.phase},
                       {"seconds", r.seconds},     {"error_type", r.error_type}, {"message", r.message},
                       {"compiler_errors", r.compiler_errors}, {"kernel_information", r.kernel_information}};
   if (!r.ok) {
     const std::string first = r.message.substr(0, r.message.find('\n')).substr(0, 300);
     j["cause"] = r.phase + (r.error_type.empty() ? "" : ": " + r.error_type) + (first.empty() ? "" : ": " + first);
-    j["expires"] = UnixNow() + failure_ttl_s;
+    j["recorded"] = UnixNow();
   }
   return j;
+}
+
+// The most a writer's clock may run ahead of a reader's for its entries to be believed.
+constexpr double kClockSkew = 3600;
+
+// FailureBelieved: a failed compile's entry `j` is believed by a reader whose time to live
+// for failures is ttl_s, judged on the reader's clock against the entry's recorded time.
+bool FailureBelieved(const nlohmann::json& j, double ttl_s) {
+  if (!j.contains("recorded") || !j.at("recorded").is_number()) return false;
+  const double age = UnixNow() - j.at("recorded").get<double>();
+  return age >= -kClockSkew && age <= ttl_s;
 }
 
 // EntryBytes: the size of an entry's files (what eviction counts, and an upload moves).
@@ -222,7 +235,7 @@ std::string CompileCache::DefaultDir(std::string* why) {
 std::string CompileCache::Key(const std::vector<std::string>& parts) {
   std::string all = kFormat;
   for (const auto& p : parts) all += "\n" + std::to_string(p.size()) + ":" + p;
-  return c10::sha1(all).str();
+  return Sha256Hex(all);
 }
 
 std::string CompileCache::EntryDir(const std::string& key) const {
@@ -240,8 +253,11 @@ std::optional<CompileResult> CompileCache::Lookup(const std::string& key, const 
   try {
     const auto j = nlohmann::json::parse(ReadTextFile(entry + "/result.json"));
     if (j.value("format", "") != kFormat) throw HarnessError("another format");
-    // A failed compile is believed until it expires; then it is compiled again.
-    if (j.contains("expires") && j.at("expires").get<double>() < UnixNow()) {
+    // A failed compile is believed while its age, on this reader's clock, is within this
+    // reader's failure_ttl_s; then it is compiled again. An entry recorded in the future (a
+    // writer's clock ahead by more than kClockSkew), or one that does not say when, has no
+    // age to judge, and is not believed either.
+    if (!j.value("ok", true) && !FailureBelieved(j, options_.remote.failure_ttl_s)) {
       AOTI_VLOG(1) << "compile cache: " << key << " (" << j.value("cause", "a failed compile") << ") has expired";
       Remove(entry);
       ++misses_;
@@ -295,7 +311,7 @@ void CompileCache::Store(const std::string& key, const CompileResult& result, co
   try {
     fs::create_directories(tmp);
     if (!archive.empty() && fs::exists(archive)) fs::copy_file(archive, tmp + "/archive.pt2");
-    WriteTextFile(tmp + "/result.json", ToJson(result, options_.remote.failure_ttl_s).dump(1));
+    WriteTextFile(tmp + "/result.json", ToJson(result).dump(1));
     fs::create_directories(fs::path(entry).parent_path());
     fs::rename(tmp, entry);  // another run may have stored it first: then this one goes
     ++stores_;

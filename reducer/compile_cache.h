@@ -1,7 +1,7 @@
 // CompileCache: compiled candidates on disk, kept across runs, so a re-run of the same
 // reduction (in CI, on a laptop) compiles nothing it compiled before.
 //
-// An entry is keyed by a SHA-1 of everything a compile depends on: the candidate's
+// An entry is keyed by a SHA-256 of everything a compile depends on: the candidate's
 // canonical program text, its inputs' metadata (dtype, sizes, strides), the weights and
 // constants it reads, the inductor configs, the torch version and the host's CPU ISA
 // flags (Oracle::DiskKey puts them together). It holds the compile server's answer
@@ -13,8 +13,9 @@
 // (.tmp_*, .evict_*) is removed once an hour old.
 //
 // A result that is the machine's, not the compiler's (g++ killed for memory, a full disk:
-// NotTheCompilersVerdict) is never kept. A failed compile's entry carries its cause and an
-// expiry (failure_ttl_s): once expired it is a miss, compiled again and replaced.
+// NotTheCompilersVerdict) is never kept. A failed compile's entry carries its cause and the
+// time it was recorded; the reader believes it while its age, on the reader's own clock, is
+// within the reader's failure_ttl_s: then it is a miss, compiled again and replaced.
 //
 // With a remote cache (RemoteCacheOptions: a Remote Execution API server, the one Bazel's
 // --remote_cache uses), a local miss asks the server, and a hit there becomes a local
@@ -47,8 +48,9 @@ struct RemoteCacheOptions {
   // certificate and its key; a file of headers ("Name: value" lines, e.g. a bearer token)
   // sent with every call. "" for none.
   std::string tls_ca_cert, tls_client_cert, tls_client_key, header_file;
-  // A failed compile's entry (a compile error the compiler gave) is believed this long,
-  // then compiled again: a fix elsewhere (a driver, a header) is not hidden for good.
+  // A failed compile's entry (a compile error the compiler gave) is believed while its age
+  // (this reader's clock against its recorded time) is within this, then compiled again: a
+  // fix elsewhere (a driver, a header) is not hidden for good, whatever the writer's clock.
   double failure_ttl_s = 7 * 24 * 3600.0;
   // The client: a Python with grpcio (the compile server's) and tools/remote_compile_cache.py.
   // Reduce sets both from its compile server when they are empty.
@@ -91,7 +93,7 @@ class CompileCache {
   // user's own (0700, owned, no one else can write), else "" (no cache). `why`, when given,
   // says which and, for "", what to pass.
   static std::string DefaultDir(std::string* why = nullptr);
-  // Key: the SHA-1 (hex) of the parts, each length-prefixed.
+  // Key: the SHA-256 (hex) of the parts, each length-prefixed.
   static std::string Key(const std::vector<std::string>& parts);
 
   bool enabled() const { return !options_.dir.empty(); }

@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "harness/util/digest.h"
 #include "harness/util/errors.h"
 #include "harness/util/subprocess.h"
 #include "harness/archive/tensor_bundle.h"
@@ -87,6 +88,14 @@ TEST_F(CompileCacheTest, AStoredCompileComesBackInALaterRun) {
   // Any part of the key changes it.
   EXPECT_FALSE(later.Lookup(CompileCache::Key({"program", "relu", "configs", "{\"a\": 1}"}), tmp_ + "/o.pt2"));
   EXPECT_NE(CompileCache::Key({"ab", "c"}), CompileCache::Key({"a", "bc"}));
+}
+
+// The key names code a cache hands back (a compiled model): a SHA-256, whose collisions cannot
+// be crafted, of the format and each part, length-prefixed.
+TEST_F(CompileCacheTest, TheKeyIsASha256OfTheLengthPrefixedParts) {
+  const std::string key = CompileCache::Key({"ab", "c"});
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(key, Sha256Hex("aoti_harness.compile_cache/1\n2:ab\n1:c"));
 }
 
 TEST_F(CompileCacheTest, ACorruptEntryIsAMissAndIsRemoved) {
@@ -520,7 +529,8 @@ TEST_F(RemoteCompileCacheTest, AFailedCompilesEntryCarriesItsCauseAndExpires) {
     cache.Store(key, Answer("compile"), Archive("failed.pt2", 100));
     const auto j = nlohmann::json::parse(ReadTextFile(dir_ + "/" + key.substr(0, 2) + "/" + key + "/result.json"));
     EXPECT_EQ(j.at("cause").get<std::string>(), "compile: CppCompileError: k.cpp: In function 'void cpp_fused_relu_0(float*)':");
-    EXPECT_GT(j.at("expires").get<double>(), 0);
+    EXPECT_GT(j.at("recorded").get<double>(), 0);
+    EXPECT_FALSE(j.contains("expires")) << "how long a failure is believed is the reader's decision";
     EXPECT_TRUE(cache.Lookup(key, tmp_ + "/out.pt2")) << "a fresh failure is believed";
   }
   CompileCacheOptions expired{tmp_ + "/expired"};
@@ -531,6 +541,39 @@ TEST_F(RemoteCompileCacheTest, AFailedCompilesEntryCarriesItsCauseAndExpires) {
   EXPECT_FALSE(cache.Lookup(key, tmp_ + "/out.pt2"));
   EXPECT_FALSE(fs::exists(tmp_ + "/expired/" + key.substr(0, 2) + "/" + key)) << "an expired entry is removed";
   EXPECT_TRUE(cache.Lookup(CompileCache::Key({"program", "ok"}), tmp_ + "/ok.pt2")) << "a success never expires";
+}
+
+// Expiry is judged by the reader: its own clock against the entry's recorded time, with its
+// own time to live. A writer that records a failure far in the future (a clock ahead, or an
+// entry written to live for ever) or says no time at all is not believed; one recorded a
+// day ago is believed by a reader that keeps failures a week, and not by one that keeps
+// them an hour.
+TEST_F(RemoteCompileCacheTest, AFailuresExpiryIsTheReadersClockAgainstTheEntrysAge) {
+  auto entry_with = [&](const std::string& name, const nlohmann::json& recorded) {
+    const std::string key = CompileCache::Key({"program", name});
+    CompileCache(CompileCacheOptions{dir_}).Store(key, Answer("compile"), Archive("failed.pt2", 100));
+    const std::string result = dir_ + "/" + key.substr(0, 2) + "/" + key + "/result.json";
+    auto j = nlohmann::json::parse(ReadTextFile(result));
+    if (recorded.is_null()) {
+      j.erase("recorded");
+    } else {
+      j["recorded"] = recorded;
+    }
+    WriteTextFile(result, j.dump());
+    return key;
+  };
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string day_old = entry_with("day_old", now - 24 * 3600);
+  const std::string future = entry_with("future", now + 365 * 24 * 3600.0);
+  const std::string untimed = entry_with("untimed", nullptr);
+  CompileCacheOptions week{dir_};
+  week.remote.failure_ttl_s = 7 * 24 * 3600.0;
+  EXPECT_TRUE(CompileCache(week).Lookup(day_old, tmp_ + "/a.pt2")) << "a day old, kept a week: believed";
+  EXPECT_FALSE(CompileCache(week).Lookup(future, tmp_ + "/b.pt2")) << "recorded a year ahead of the reader's clock";
+  EXPECT_FALSE(CompileCache(week).Lookup(untimed, tmp_ + "/c.pt2")) << "a failure that does not say when";
+  CompileCacheOptions hour{dir_};
+  hour.remote.failure_ttl_s = 3600;
+  EXPECT_FALSE(CompileCache(hour).Lookup(day_old, tmp_ + "/d.pt2")) << "a day old, kept an hour: expired";
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ TORCHAO_VERSION="0.18.0"
 # a headless browser by its tests (tools/check_report_html.sh). libxml2-utils: xmllint,
 # which checks the CI collector's test.xml against the JUnit schema (tools/ci_lint.sh).
 APT_PACKAGES=(bazel-bootstrap bazel-platforms bazel-rules-java libgtest-dev libgmock-dev
-              libgflags-dev libgoogle-glog-dev nlohmann-json3-dev zip unzip clang libclang-rt-14-dev
+              libgflags-dev libgoogle-glog-dev nlohmann-json3-dev libssl-dev zip unzip clang libclang-rt-14-dev
               graphviz chromium fonts-dejavu-core libxml2-utils)
 
 log() { echo "[setup] $*" >&2; }
