@@ -457,7 +457,10 @@ void TryRandomWeights(Reduction& x, bool final_fails) {
 // compiles and time counted apart from the reduction's.
 void RunStageLadder(Reduction& x, const ReductionState& state, const Program& start_program, bool final_fails) {
   ReduceResult& result = x.result;
-  if (!x.options.stage_ladder) return;
+  if (!x.options.stage_ladder) {
+    result.stage.why_not = "turned off (--aoti_reduce_stage_ladder=false, aoti_reduce --stage_ladder=false)";
+    return;
+  }
   if (!final_fails || result.culprit.empty() || state.OutOfTime()) {
     result.stage.why_not = !final_fails ? "the repro did not fail on its final check"
                            : result.culprit.empty() ? "the repro names no culprit node"

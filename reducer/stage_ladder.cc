@@ -319,7 +319,7 @@ json StageJson(const StageReport& s) {
 }
 
 std::string StageMarkdown(const StageReport& s) {
-  if (!s.ran) return s.why_not.empty() ? "" : "## Stage\n\nNot found: " + s.why_not + ".\n\n";
+  if (!s.ran) return s.why_not.empty() ? "" : "## Stage\n\nNot run: " + s.why_not + ".\n\n";
   std::ostringstream md;
   md << "## Stage\n\n**" << s.stage << "**: " << s.stage_reason << ".\n\n"
      << "The ladder compiled the repro " << s.ladder_compiles << " time(s) (budget " << s.ladder_budget

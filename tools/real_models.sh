@@ -40,6 +40,9 @@ TEAM_CASES=(resnet_shipped_relu_accuracy resnet_shipped_other_configs ast_calibr
 # Verdicts that no rule can judge, each failing with its own class and diagnosis, never
 # reduced: a random model, and a package whose recorded Python eager output was altered.
 VERDICT_CASES=(bert_noise bert_altered_recording)
+# Team cases whose tests turn the stage ladder off (--aoti_reduce_stage_ladder=false in
+# BUILD.bazel's NO_LADDER): the report must say it was turned off, and no ladder compile is made.
+LADDER_OFF_CASES=(resnet_shipped_relu_accuracy ast_calibrated_log1p_accuracy opt_relu_accuracy distilbert_relu_accuracy)
 # The crashes and the compile error where the kernels' names say nothing
 # (cpp.descriptive_names off); in ResNet the relu is fused with its batch norm. CI runs
 # these in place of the named ones (--all has both; //reducer:reducer_test pins the named
@@ -278,11 +281,16 @@ for c in "${cases[@]}"; do
   [[ ",$ops," == *",$want."* ]] || fail "$c: the repro's ops ($ops) do not include $want"
   # The stage ladder and the workaround: a stage named, and for an ATen culprit a workaround
   # verified on the original (the op as an ATen fallback makes every planted bug pass).
-  stage_row="$("$AOTI_PYTHON" - "$summary" "$want" <<'PY'
+  ladder_off=0
+  [[ " ${LADDER_OFF_CASES[*]} " != *" $c "* ]] || ladder_off=1
+  stage_row="$("$AOTI_PYTHON" - "$summary" "$want" "$ladder_off" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1])).get("stage", {})
 want, problems = sys.argv[2], []
-if not s.get("ran"):
+if sys.argv[3] == "1":
+    if s.get("ran") or not s.get("why_not", "").startswith("turned off"):
+        problems.append("the test turned the stage ladder off, but the summary says: " + json.dumps(s)[:200])
+elif not s.get("ran"):
     problems.append("no stage ladder: " + s.get("why_not", "not run"))
 elif s.get("stage") in (None, "", "unknown"):
     problems.append("the stage is unknown: " + s.get("stage_reason", ""))
@@ -297,7 +305,7 @@ elif not s.get("stage", "").startswith("wrapper and runtime"):
 cost = "-"
 if s.get("run_seconds_after", -1) >= 0:
     cost = f"{s['run_seconds_after']:.2f} s" + (f" (as built {s['run_seconds_before']:.2f} s)" if s.get("run_seconds_before", -1) >= 0 else "")
-print(" | ".join([s.get("culprit_op", "-"), s.get("stage", "-"), s.get("workaround_what") or "none",
+print(" | ".join([s.get("culprit_op", "-"), s.get("stage") or s.get("why_not") or "-", s.get("workaround_what") or "none",
                   str(s.get("ladder_compiles", "-")), str(s.get("workaround_compiles", "-")),
                   "yes" if s.get("workaround_verified") else "no", cost, f"{s.get('seconds', 0):.0f} s"]) + ("\tPROBLEM: " + "; ".join(problems) if problems else ""))
 PY
