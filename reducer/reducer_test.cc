@@ -3,7 +3,9 @@
 // compiles is pinned, so a regression in search cost fails here. Figures are printed as
 // a table row and recorded as test.xml properties; artifacts land in the test outputs.
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include <ATen/ops/equal.h>
@@ -101,9 +103,29 @@ void ExpectLadderVerdicts(const ReduceResult& r, const std::string& name) {
 
 class ReduceScenario : public ::testing::TestWithParam<Scenario> {};
 
+// The entries of a directory, by name.
+std::set<std::string> Entries(const std::string& dir) {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) names.insert(e.path().filename().string());
+  return names;
+}
+
+void ReduceAndCheck(const Scenario& s);
+
+// Every scenario's reduction (its compile servers, its compiled runs, the crashing ones among
+// them, its artifacts) leaves nothing in $TEST_TMPDIR once its work directory is gone.
 TEST_P(ReduceScenario, ReducesToTheBuggyNode) {
-  const Scenario& s = GetParam();
   ASSERT_FALSE(FLAGS_python.empty()) << "--python is required";
+  const char* test_tmp = std::getenv("TEST_TMPDIR");
+  const std::string tmp = test_tmp && *test_tmp ? test_tmp : "";
+  std::filesystem::create_directories(SharedHeadersDir());  // shared by the shard's scenarios, on purpose
+  const auto before = tmp.empty() ? std::set<std::string>{} : Entries(tmp);
+  ReduceAndCheck(GetParam());
+  if (!tmp.empty()) EXPECT_EQ(Entries(tmp), before) << "the reduction left files in " << tmp;
+}
+
+void ReduceAndCheck(const Scenario& s) {
   TempDir work("aoti_reduce_test");
   CompileServerOptions server = ServerIn(work);
   if (!FLAGS_op_library.empty()) server.op_libraries = {FLAGS_op_library};
@@ -138,7 +160,7 @@ TEST_P(ReduceScenario, ReducesToTheBuggyNode) {
   row << "| " << s.name << " | " << r.failure_class << " | " << r.nodes_before << " | " << r.nodes_after << " | "
       << r.compiles << " | " << r.cache_hits << " | " << static_cast<int>(r.seconds + 0.5) << " s |";
   std::cout << "[aoti] " << row.str() << "\n" << FormatGraph(r.minimal);
-  RecordProperty("aoti_reduction", row.str());
+  ::testing::Test::RecordProperty("aoti_reduction", row.str());
   if (const char* out = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR")) {
     WriteArtifacts(r, spec, options, std::string(out) + "/" + s.name);
   }

@@ -205,8 +205,12 @@ bazel_cmd build @aoti_harness//plugin:aoti_reduce >"$OUT/aoti_reduce.build.log" 
 aoti_reduce="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/plugin/aoti_reduce"
 runner="$(bazel info bazel-bin 2>/dev/null)/external/aoti_harness/harness/runner/aoti_runner"
 # python repro.py compiles its program once (one g++ at a time): every reduced case's runs
-# two at a time on two cores, each in an inductor cache of its own (a user's fresh machine),
-# started here and collected case by case below.
+# two at a time on two cores, started here and collected case by case below. They share one
+# inductor cache, empty at the start of this run (TORCHINDUCTOR_CACHE_DIR; repro.py keeps
+# inductor's precompiled headers there too): the headers and the vector ISA probes are made
+# once, and each case's own program is compiled anew (no two cases share a program).
+REPRO_INDUCTOR_CACHE="$OUT/repro_inductor_cache"
+rm -rf "$REPRO_INDUCTOR_CACHE" && mkdir -p "$REPRO_INDUCTOR_CACHE"
 declare -A repro_pid
 for c in "${cases[@]}"; do
   zip="$testlogs/${c}_test/test.outputs/outputs.zip"
@@ -218,8 +222,7 @@ for c in "${cases[@]}"; do
   summary="$(find "$out" -name summary.json | head -1)"
   [ -n "$summary" ] || continue
   while (( $(jobs -rp | wc -l) >= 2 )); do wait -n || true; done
-  rm -rf "$OUT/$c.inductor_cache"
-  TORCHINDUCTOR_CACHE_DIR="$OUT/$c.inductor_cache" "$AOTI_PYTHON" "$(dirname "$summary")/repro.py" \
+  TORCHINDUCTOR_CACHE_DIR="$REPRO_INDUCTOR_CACHE" "$AOTI_PYTHON" "$(dirname "$summary")/repro.py" \
     >"$OUT/$c.repro_py.log" 2>&1 &
   repro_pid[$c]=$!
 done

@@ -231,11 +231,31 @@ def main():
         print(f"repro.py: the repro runs on cuda, and this torch ({torch.__version__}) sees no CUDA device; "
               "it cannot run here: run it on a GPU host with a CUDA torch")
         return 3
-    load_libraries()
-    ep = load_program()
-    # The compiled package, the inputs and the outputs live as long as this run.
+    # The compiled package, the inputs and the outputs live as long as this run, and so do
+    # inductor's files, kept there from the first import that makes them (reading repro.pt2).
     with tempfile.TemporaryDirectory(prefix="aoti_repro_") as work:
+        keep_inductor_files(work)
+        load_libraries()
+        ep = load_program()
         return compile_and_judge(ep, work)
+
+
+def keep_inductor_files(work):
+    """Inductor's files go where TORCHINDUCTOR_CACHE_DIR says, and when it is not set, into this
+    run's own directory, which is removed at its end. The headers inductor precompiles go with
+    them: torch keeps those under the temporary directory whatever that variable says. The
+    run's other temporary files (the compiled child's extracted package) stay in `work` too.
+    A machine is left as it was, and a user who wants inductor's cache kept across runs sets
+    TORCHINDUCTOR_CACHE_DIR."""
+    tmp = os.path.join(work, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    tempfile.tempdir = tmp
+    os.environ["TMPDIR"] = tmp
+    cache = os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(work, "inductor_cache"))
+    from torch._inductor import codecache
+    if hasattr(codecache, "_HEADER_DIR"):  # torch 2.6 and later; another torch keeps its default
+        codecache._HEADER_DIR = os.path.join(cache, "precompiled_headers")
+        codecache._HEADER_LOCK_DIR = os.path.join(codecache._HEADER_DIR, "locks")
 
 
 def compile_and_judge(ep, work):
@@ -261,6 +281,11 @@ def run_once(ep, args, kwargs, package, inputs_path, outputs_path):
     """One run of the compiled repro in a child, judged: (what it did, the message)."""
     env = dict(os.environ)
     env.update(kv.split("=", 1) for kv in RUNNER.get("env", []))
+    # torch's loader extracts the package under the temporary directory, and a child that
+    # crashes cannot remove it: the child's temporary directory is inside this run's.
+    child_tmp = os.path.join(os.path.dirname(os.path.abspath(package)), "child_tmp")
+    os.makedirs(child_tmp, exist_ok=True)
+    env["TMPDIR"] = child_tmp
     if RUNNER.get("runtime_check_inputs"):
         env["AOTI_RUNTIME_CHECK_INPUTS"] = "1"
     try:

@@ -2,7 +2,8 @@
 is: the rule it judges by in each accuracy mode, the verdict's exit codes, the float64
 reference's bound, the random operators it names, and a case filled in as artifacts.cc
 fills it. (//reducer:repro_rule_differential_test holds the rule to the C++ one on 6,000
-cases; a repro.py run end to end is tools/repro_roundtrip.sh's and the real-model corpus'.)"""
+cases; a repro.py run on a reduced case end to end is tools/repro_roundtrip.sh's and the
+real-model corpus'. One run here compiles for real: what it leaves in $TMPDIR.)"""
 import contextlib
 import importlib.util
 import io
@@ -19,6 +20,9 @@ TEMPLATE = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirnam
 # The harness's one table of failure classes (C++): which of them the reducer reduces.
 CLASSES_CC = (sys.argv.pop(1) if len(sys.argv) > 1 else
               os.path.join(os.path.dirname(__file__), "..", "..", "harness", "util", "failure_class.cc"))
+# The harness's inductor-config keys, beside every repro.py.
+FALLBACKS = (sys.argv.pop(1) if len(sys.argv) > 1 else
+             os.path.join(os.path.dirname(__file__), "..", "..", "tools", "aoti_aten_fallbacks.py"))
 TMP = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
 
 
@@ -143,10 +147,10 @@ def reduced_classes():
     return [name for name, compiler, _ in rows if compiler == "true"]
 
 
-def filled_case(failure_class, device="cpu"):
+def filled_case(failure_class, device="cpu", timeout_s=5):
     return (f'FAILURE_CLASS = "{failure_class}"\nCHECK_STR = ""\nINDUCTOR_CONFIGS = json.loads("{{}}")\n'
             'MODEL = "model"\nOPTIONS = {"accuracy": {"mode": "fp64", "tolerance": 1e-3}, '
-            '"runner": {"op_libraries": [], "env": [], "timeout_s": 5}}\n'
+            f'"runner": {{"op_libraries": [], "env": [], "timeout_s": {timeout_s}}}}}\n'
             f'DEVICE = "{device}"\nFP64, STRICT, ASSERT_CLOSE, SQNR = "fp64", "strict", "assert_close", "sqnr"\n'
             'UNRELIABLE_REFERENCE = 0.1')
 
@@ -226,6 +230,18 @@ class EveryReducedClass(unittest.TestCase):
             self.assertEqual(module.main(), 3)
         self.assertIn("cannot run here", out.getvalue())
 
+    def test_the_childs_temporary_directory_is_inside_the_runs(self):
+        """torch's loader extracts a package under $TMPDIR and a child that crashes cannot remove
+        it: the child's $TMPDIR is inside the run's directory, which the run removes."""
+        seen = {}
+
+        def child(argv, **kwargs):
+            seen["tmp"] = kwargs["env"]["TMPDIR"]
+            return subprocess.CompletedProcess(argv, -6, "", "")
+        code, printed = self.outcome("signal SIGABRT", child=child)
+        self.assertEqual(code, 1, printed)
+        self.assertTrue(seen["tmp"].startswith(self.tmp.name + os.sep), seen)
+
     def test_the_run_leaves_nothing_in_the_temporary_directory(self):
         module = load(filled_case("compile error"), "repro_tmp")
         tmpdir = tempfile.mkdtemp(dir=TMP)
@@ -237,12 +253,50 @@ class EveryReducedClass(unittest.TestCase):
                 f.write("half a package")
             raise RuntimeError("C++ compile error")
         module.compile_package = compile_package
+        env = dict(os.environ)
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 self.assertEqual(module.main(), 1)
         finally:
             module.tempfile.tempdir = None
+            os.environ.clear()
+            os.environ.update(env)
         self.assertEqual(os.listdir(tmpdir), [])
+
+
+class EndToEnd(unittest.TestCase):
+    """A repro.py run as a user makes it (python repro.py, a real AOTI compile, the compiled
+    model run in its child), with $TMPDIR pointed at an empty directory: nothing is left in it,
+    the headers inductor precompiles included, whether or not TORCHINDUCTOR_CACHE_DIR is set."""
+
+    def test_a_real_run_leaves_nothing_in_the_temporary_directory(self):
+        import shutil
+        work = tempfile.mkdtemp(dir=TMP)
+        repro = os.path.join(work, "repro")
+        os.makedirs(repro)
+        with open(TEMPLATE) as f:
+            text = f.read()
+        text = re.sub(r"(# --- the case:[^\n]*\n).*?(# --- end of the case ---)",
+                      lambda m: m.group(1) + filled_case("accuracy", timeout_s=300) + "\n" + m.group(2), text, flags=re.S)
+        with open(os.path.join(repro, "repro.py"), "w") as f:
+            f.write(text)
+        shutil.copy(FALLBACKS, os.path.join(repro, "aoti_aten_fallbacks.py"))
+        torch.export.save(torch.export.export(torch.nn.ReLU(), (torch.randn(4),)), os.path.join(repro, "repro.pt2"))
+        for cache in [None, os.path.join(work, "inductor_cache")]:
+            with self.subTest(TORCHINDUCTOR_CACHE_DIR=cache):
+                counted = tempfile.mkdtemp(dir=work)
+                env = dict(os.environ, TMPDIR=counted)
+                env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+                if cache:
+                    env["TORCHINDUCTOR_CACHE_DIR"] = cache
+                proc = subprocess.run([sys.executable, os.path.join(repro, "repro.py")], env=env, capture_output=True,
+                                      text=True, timeout=900)
+                # A healthy relu: the accuracy failure does not reproduce (exit 0).
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr[-3000:])
+                self.assertEqual(os.listdir(counted), [])
+                if cache:
+                    self.assertTrue(os.path.isdir(os.path.join(cache, "precompiled_headers")),
+                                    "the precompiled headers go where TORCHINDUCTOR_CACHE_DIR says")
 
 
 subprocess_run = subprocess.run
