@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -94,6 +95,16 @@ CheckOptions CheckOptionsFromFlags(const CheckOptions* given_base) {
     bool have = false;
     for (const auto& known : o.runner.op_libraries) have = have || AbsolutePath(known) == path;
     if (!have) o.runner.op_libraries.push_back(path);
+  }
+  // Pytree modules add up too: a file's (a repro's case) and the flag's.
+  for (const auto& m : SplitFlagList(FLAGS_aoti_pytree_modules)) {
+    if (!IsModuleName(m)) {
+      throw HarnessError("--aoti_pytree_modules holds '" + m +
+                         "', expected Python module names, comma-separated (as transformers.modeling_outputs)");
+    }
+    if (std::find(o.runner.pytree_modules.begin(), o.runner.pytree_modules.end(), m) == o.runner.pytree_modules.end()) {
+      o.runner.pytree_modules.push_back(m);
+    }
   }
   if (use("aoti_runtime_check_inputs")) o.runner.runtime_check_inputs = FLAGS_aoti_runtime_check_inputs;
   if (use("aoti_seed")) o.runner.seed = FLAGS_aoti_seed < 0 ? -1 : FLAGS_aoti_seed;

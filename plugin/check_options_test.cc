@@ -37,6 +37,7 @@ CheckOptions Chosen() {
   o.runner.isolate = false;
   o.runner.timeout_s = 42.5;
   o.runner.op_libraries = {"/case/op_libraries/libops.so", "/elsewhere/libother.so"};
+  o.runner.pytree_modules = {"transformers.modeling_outputs", "team_outputs"};
   o.runner.runtime_check_inputs = true;
   o.runner.seed = 7;
   o.runner.env = {{"OMP_NUM_THREADS", "1"}, {"EMPTY", ""}};
@@ -58,6 +59,7 @@ void ExpectSame(const CheckOptions& a, const CheckOptions& b) {
   EXPECT_EQ(a.runner.isolate, b.runner.isolate);
   EXPECT_EQ(a.runner.timeout_s, b.runner.timeout_s);
   EXPECT_EQ(a.runner.op_libraries, b.runner.op_libraries);
+  EXPECT_EQ(a.runner.pytree_modules, b.runner.pytree_modules);
   EXPECT_EQ(a.runner.runtime_check_inputs, b.runner.runtime_check_inputs);
   EXPECT_EQ(a.runner.seed, b.runner.seed);
   EXPECT_EQ(a.runner.env, b.runner.env);
@@ -110,6 +112,11 @@ TEST(CheckOptionsJson, BadFieldsAreNamed) {
   EXPECT_THAT(error(R"({"runner": {"isolation": "thread"}})"), HasSubstr("child or in_process"));
   EXPECT_THAT(error(R"({"runner": {"env": ["NOVALUE"]}})"), HasSubstr("'NOVALUE' is not NAME=VALUE"));
   EXPECT_THAT(error(R"({"runner": {"op_libraries": "libx.so"}})"), HasSubstr("an array of strings"));
+  for (const char* bad : {"", "os;rm", "a..b", ".a", "a.", "1a", "a b"}) {
+    EXPECT_THAT(error(std::string(R"({"runner": {"pytree_modules": [")") + bad + R"("]}})"),
+                AllOf(HasSubstr("runner.pytree_modules"), HasSubstr("a Python module name")))
+        << bad;
+  }
   EXPECT_THAT(error(R"({"judged_outputs": -2})"), HasSubstr("judged_outputs"));
   EXPECT_THAT(error(R"({"runner": {"seed": -1}})"), AllOf(HasSubstr("runner.seed"), HasSubstr(">= 0")));
   EXPECT_THAT(error(R"({"votes": 0})"), AllOf(HasSubstr("votes"), HasSubstr("from 1 to 50")));

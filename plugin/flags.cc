@@ -104,6 +104,10 @@ DEFINE_string(aoti_isolation, "child", "Run the compiled model in a child proces
 DEFINE_double(aoti_timeout_s, DefaultTimeout(), "Timeout for one compiled run in the child process, in seconds.");
 DEFINE_string(aoti_runner, "", "Path of the aoti_runner binary (default: found in the test's runfiles).");
 DEFINE_string(aoti_op_libraries, "", "Comma-separated shared libraries of custom operators the compiled model calls.");
+DEFINE_string(aoti_pytree_modules, EnvOr("AOTI_PYTREE_MODULES", ""),
+              "Comma-separated Python modules whose pytree types the model's programs use (as "
+              "transformers.modeling_outputs): the harness's Python readers (the compile server, repro.py) import "
+              "these to read a program, and never a module that only a file names. Env: AOTI_PYTREE_MODULES.");
 DEFINE_bool(aoti_runtime_check_inputs, EnvOr("AOTI_RUNTIME_CHECK_INPUTS", "0") == std::string("1"),
             "Set AOTI_RUNTIME_CHECK_INPUTS=1 for compiled runs (the generated code checks its inputs). "
             "Env: AOTI_RUNTIME_CHECK_INPUTS.");

@@ -209,7 +209,8 @@ CompileResult CompileClient::Compile(const std::string& program, const std::stri
                                   {"program", program},
                                   {"out", out},
                                   {"inductor_configs", nlohmann::json::parse(inductor_configs_json)},
-                                  {"op_libraries", options_.op_libraries}};
+                                  {"op_libraries", options_.op_libraries},
+                                  {"pytree_modules", options_.pytree_modules}};
   nlohmann::json answer;
   std::string problem;
   const auto start = std::chrono::steady_clock::now();

@@ -23,6 +23,9 @@ struct CompileServerOptions {
   double timeout_s = 600;      // per compile
   std::string log_path;        // the server's stderr; /dev/null if empty
   std::vector<std::string> op_libraries;  // custom-op libraries the programs call
+  // Modules of the programs' pytree types the model repository declares
+  // (RunnerOptions::pytree_modules): the only ones the server imports to read a program.
+  std::vector<std::string> pytree_modules;
   // PyTorch debug variables (StrippedTorchVariables) the server keeps; "*" keeps all.
   // By default none: DUMP_AOTI_MINIFIER inherited from a test would run torch's own
   // minifier, and the model, inside the server.

@@ -217,6 +217,10 @@ std::string Oracle::DiskKey(const Program& candidate, const std::vector<at::Tens
     for (auto s : t.strides()) inputs += std::to_string(s) + ",";
     inputs += "]" + t.device().str() + ";";
   }
+  // The modules the server may import to read the candidate: an answer read without one
+  // (a load error) is not the answer with it.
+  std::string pytree_modules;
+  for (const auto& m : check_.runner.pytree_modules) pytree_modules += m + ",";
   std::string configs = configs_json;
   try {
     configs = nlohmann::json::parse(configs_json).dump();  // canonical: sorted keys
@@ -224,7 +228,7 @@ std::string Oracle::DiskKey(const Program& candidate, const std::vector<at::Tens
   }
   return CompileCache::Key({"program", candidate.ToJson(), "model", model_, "inputs", inputs, "state", state_digest_,
                             "configs", configs, "torch", TorchVersion(), "isa", host_isa_, "harness", harness_, "op_libraries",
-                            op_libraries_digest_, "environment", compile_environment_});
+                            op_libraries_digest_, "pytree_modules", pytree_modules, "environment", compile_environment_});
 }
 
 void Oracle::SetTarget(std::string failure_class, std::string check_str) {

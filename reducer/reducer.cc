@@ -50,6 +50,7 @@ std::string RecheckText(const ReduceResult& r) {
 CompileServerOptions ServerForCase(CompileServerOptions base, const CheckOptions& check, const ReduceOptions& options,
                                    const std::string& out_dir) {
   base.op_libraries = check.runner.op_libraries;
+  base.pytree_modules = check.runner.pytree_modules;
   base.env_pass_through = check.runner.env_pass_through;
   base.precompiled_headers_dir = PrecompiledHeadersDir(options.compile_cache);
   base.log_path = out_dir + "/compile_server.log";

@@ -184,10 +184,14 @@ class Archive(unittest.TestCase):
     def test_a_program_returning_a_librarys_pytree_type_is_read(self):
         # As a transformers ModelOutput: the type registers itself with pytree when its module
         # is imported, which a fresh process (the packager's) has not done. load_program imports
-        # the module the loader names (each torch's wording) and reads the program.
+        # the module the loader names (each torch's wording) and reads the program, when the
+        # model repository declared that module (AOTI_PYTREE_MODULES); else it names the type
+        # and the module and imports nothing.
         lib = tempfile.mkdtemp(dir=TMP)
+        imported_marker = os.path.join(lib, "imported")
         with open(os.path.join(lib, "team_outputs.py"), "w") as f:
-            f.write("import dataclasses, torch\n"
+            f.write(f"open({imported_marker!r}, 'w').close()\n"
+                    "import dataclasses, torch\n"
                     "@dataclasses.dataclass\n"
                     "class Out:\n    logits: torch.Tensor\n"
                     "torch.export.register_dataclass(Out, serialized_type_name='team_outputs.Out')\n")
@@ -202,16 +206,25 @@ class Archive(unittest.TestCase):
                 "from aoti_package import archive\n"
                 "ep = archive.load_program({pt2!r}, 'model', '--prebuilt')\n"
                 "print(type(ep.module()(__import__('torch').ones(2))).__name__)\n")
-        done = subprocess.run([sys.executable, "-c", read.format(lib=lib, tools=os.path.dirname(os.path.abspath(__file__)),
-                                                                    pt2=pt2)],
-                              capture_output=True, text=True)
+        tools = os.path.dirname(os.path.abspath(__file__))
+        os.remove(imported_marker)
+        undeclared = dict(os.environ)
+        undeclared.pop("AOTI_PYTREE_MODULES", None)
+        done = subprocess.run([sys.executable, "-c", read.format(lib=lib, tools=tools, pt2=pt2)],
+                              capture_output=True, text=True, env=undeclared)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("uses the pytree type team_outputs.Out", done.stderr)
+        self.assertIn("--aoti_pytree_modules=team_outputs", done.stderr)
+        self.assertFalse(os.path.exists(imported_marker), "a module only the file names was imported")
+        declared = dict(undeclared, AOTI_PYTREE_MODULES="other.module, team_outputs")
+        done = subprocess.run([sys.executable, "-c", read.format(lib=lib, tools=tools, pt2=pt2)],
+                              capture_output=True, text=True, env=declared)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout.strip(), "Out")
         # Where the module cannot be imported, the error names it.
         os.remove(os.path.join(lib, "team_outputs.py"))
-        done = subprocess.run([sys.executable, "-c", read.format(lib=lib, tools=os.path.dirname(os.path.abspath(__file__)),
-                                                                    pt2=pt2)],
-                              capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-c", read.format(lib=lib, tools=tools, pt2=pt2)],
+                              capture_output=True, text=True, env=declared)
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("team_outputs's pytree types, and that module cannot be imported", done.stderr)
 

@@ -87,7 +87,7 @@ def compile_request(req, workdir):
         torch.save((tuple(inputs), {}), buf)
         loadable = os.path.join(workdir, "candidate.pt2")
         package_model.merge_archives(loadable, [program], {f"data/sample_inputs/{name}.pt": buf.getvalue()}, workdir)
-        ep = package_model.load_program(loadable, name, "candidate")
+        ep = package_model.load_program(loadable, name, "candidate", req.get("pytree_modules", []))
     except Exception as e:
         return failed("load", e)
     answer["load_seconds"] = round(time.time() - start, 3)

@@ -92,7 +92,9 @@ TEST(OpenCaseDir, ReadsACaseFromEitherLayout) {
       EXPECT_TRUE(std::filesystem::is_regular_file(opened + "/case.json")) << layout << ": " << opened;
       EXPECT_TRUE(std::filesystem::is_directory(opened + "/inputs")) << layout;
       EXPECT_EQ(opened_dir.unzipped(), layout == "zipped");
-      if (layout == "zipped") EXPECT_EQ(opened.find(outputs), std::string::npos) << "unzipped elsewhere";
+      if (layout == "zipped") {
+        EXPECT_EQ(opened.find(outputs), std::string::npos) << "unzipped elsewhere";
+      }
     }
     // An unzipped case is removed when its reader is done with it; a directory never.
     EXPECT_EQ(std::filesystem::exists(opened_path), layout == "unzipped") << opened_path;

@@ -121,10 +121,29 @@ json CheckOptionsToJson(const CheckOptions& o, const std::string& relative_to) {
            {{"isolation", IsolationName(o.runner.isolate)},
             {"timeout_s", o.runner.timeout_s},
             {"op_libraries", libraries},
+            {"pytree_modules", o.runner.pytree_modules},
             {"runtime_check_inputs", o.runner.runtime_check_inputs},
             {"seed", o.runner.seed >= 0 ? json(o.runner.seed) : json(nullptr)},
             {"env", env},
             {"env_pass_through", o.runner.env_pass_through}}}};
+}
+
+bool IsModuleName(const std::string& name) {
+  if (name.empty() || name.size() > 200) return false;
+  bool start = true;
+  for (const char c : name) {
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool digit = c >= '0' && c <= '9';
+    if (c == '.') {
+      if (start) return false;
+      start = true;
+    } else if (letter || (digit && !start)) {
+      start = false;
+    } else {
+      return false;
+    }
+  }
+  return !start;
 }
 
 CheckOptions CheckOptionsFromJson(const json& j, const std::string& what, const std::string& base_dir) {
@@ -169,6 +188,13 @@ CheckOptions CheckOptionsFromJson(const json& j, const std::string& what, const 
     for (const auto& lib : run.Strings("op_libraries")) {
       if (lib.empty()) throw HarnessError(run.Field("op_libraries") + " holds an empty path");
       o.runner.op_libraries.push_back(lib[0] == '/' || base_dir.empty() ? lib : (fs::path(base_dir) / lib).string());
+    }
+    for (const auto& m : run.Strings("pytree_modules")) {
+      if (!IsModuleName(m)) {
+        throw HarnessError(run.Field("pytree_modules") + " holds '" + m +
+                           "', expected a Python module name (dotted identifiers, as transformers.modeling_outputs)");
+      }
+      o.runner.pytree_modules.push_back(m);
     }
     o.runner.runtime_check_inputs = run.Bool("runtime_check_inputs", false);
     if (const json* seed = run.Get("seed")) {

@@ -66,4 +66,8 @@ CheckOptions CheckOptionsFromJson(const nlohmann::json& j, const std::string& wh
 // IsolationName: "child" or "in_process", as --aoti_isolation and case.json spell it.
 std::string IsolationName(bool isolate);
 
+// IsModuleName: `name` is a Python module name, dotted identifiers (transformers.modeling_outputs),
+// as --aoti_pytree_modules and a case's runner.pytree_modules must hold.
+bool IsModuleName(const std::string& name);
+
 }  // namespace aoti

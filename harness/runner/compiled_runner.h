@@ -49,6 +49,11 @@ struct RunnerOptions {
   double timeout_s = 300;                  // child only
   std::string runner_path;                 // the aoti_runner binary; found in runfiles if empty
   std::vector<std::string> op_libraries;   // shared libraries of custom ops for the child
+  // The Python modules the model repository declares whose pytree types its programs use
+  // (--aoti_pytree_modules; transformers' ModelOutput in transformers.modeling_outputs): the
+  // harness's Python readers (the compile server, repro.py) import these to read a program,
+  // and never a module that only a file names.
+  std::vector<std::string> pytree_modules;
   bool runtime_check_inputs = false;       // AOTI_RUNTIME_CHECK_INPUTS=1 for the run
   // seed: ATen's generator seeded with it before the run (and before eager's, by the check),
   // so a model compiled with fallback_random=True draws what eager draws; negative: unseeded.

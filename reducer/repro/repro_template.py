@@ -2,8 +2,9 @@
 # aoti_harness repro (the template: reducer/artifacts.cc writes the header and the case).
 #
 # Usage: python repro.py    (exit 1: the failure reproduces; 0: it does not; 2: it fails differently;
-#                           3: it cannot run here: this torch cannot load repro.pt2, or no CUDA
-#                           device for a CUDA repro)
+#                           3: it cannot run here: this torch cannot load repro.pt2, no CUDA
+#                           device for a CUDA repro, or its program's pytree types come from a
+#                           module the test did not declare)
 import copy
 import json
 import math
@@ -53,11 +54,15 @@ def load_libraries():
 
 def load_program():
     """The exported program MODEL of repro.pt2, with its sample inputs. A library's pytree
-    types (transformers' output dicts) are registered by importing their module first."""
+    types (transformers' output dicts) are registered by importing their module first, only
+    a module the test declared (its --aoti_pytree_modules, in OPTIONS) or $AOTI_PYTREE_MODULES
+    names: never one that only the file names."""
     import importlib
     import re
     from torch.export.pt2_archive import _package
 
+    allowed = set(RUNNER.get("pytree_modules", [])) | {
+        m.strip() for m in os.environ.get("AOTI_PYTREE_MODULES", "").split(",") if m.strip()}
     while True:
         try:
             try:
@@ -66,10 +71,16 @@ def load_program():
             except (AttributeError, TypeError):  # another torch: its public loader
                 return _package.load_pt2(PROGRAM).exported_programs[MODEL]
         except NotImplementedError as e:
-            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.\w+ in pytree (?:is not|failed)", str(e))
-            if not found or found.group(1) in sys.modules:
+            found = re.search(r"Deserializing (([A-Za-z_][\w.]*)\.\w+) in pytree (?:is not|failed)", str(e))
+            if not found or found.group(2) in sys.modules:
                 raise
-            importlib.import_module(found.group(1))
+            if found.group(2) not in allowed:
+                print(f"repro.py: repro.pt2's program uses the pytree type {found.group(1)}, registered when "
+                      f"{found.group(2)} is imported; repro.py imports only the modules the test declared "
+                      f"(--aoti_pytree_modules), and {found.group(2)} is not one, so it cannot run here. If you "
+                      f"trust that module, run AOTI_PYTREE_MODULES={found.group(2)} python repro.py")
+                raise SystemExit(3)
+            importlib.import_module(found.group(2))
 
 
 # The child's exit status when the compiled package does not load: the harness's "load

@@ -264,6 +264,49 @@ class EveryReducedClass(unittest.TestCase):
         self.assertEqual(os.listdir(tmpdir), [])
 
 
+class PytreeModules(unittest.TestCase):
+    """repro.pt2's program returns a library's pytree type: repro.py imports its module only
+    when the test declared it (runner.pytree_modules) or $AOTI_PYTREE_MODULES names it; else it
+    names the type and the module, imports nothing and exits 3 (cannot run here)."""
+
+    def test_only_a_declared_module_is_imported(self):
+        lib = tempfile.mkdtemp(dir=TMP)
+        marker = os.path.join(lib, "imported")
+        with open(os.path.join(lib, "repro_team_outputs.py"), "w") as f:
+            f.write(f"open({marker!r}, 'w').close()\n"
+                    "import dataclasses, torch\n"
+                    "@dataclasses.dataclass\n"
+                    "class Out:\n    logits: torch.Tensor\n"
+                    "torch.export.register_dataclass(Out, serialized_type_name='repro_team_outputs.Out')\n")
+        pt2 = os.path.join(lib, "repro.pt2")
+        code = ("import sys, torch; sys.path.insert(0, {lib!r}); import repro_team_outputs as t\n"
+                "class M(torch.nn.Module):\n    def forward(self, x): return t.Out(x.relu())\n"
+                "torch.export.save(torch.export.export(M(), (torch.randn(2),)), {pt2!r})\n")
+        subprocess.run([sys.executable, "-c", code.format(lib=lib, pt2=pt2)], check=True)
+        os.remove(marker)
+        sys.path.insert(0, lib)
+        self.addCleanup(sys.path.remove, lib)
+        module = load(filled_case("accuracy"), "repro_pytree")
+        module.PROGRAM = pt2
+        env = dict(os.environ)
+        os.environ.pop("AOTI_PYTREE_MODULES", None)
+        try:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), self.assertRaises(SystemExit) as stopped:
+                module.load_program()
+            self.assertEqual(stopped.exception.code, 3)
+            self.assertIn("the pytree type repro_team_outputs.Out", out.getvalue())
+            self.assertIn("AOTI_PYTREE_MODULES=repro_team_outputs python repro.py", out.getvalue())
+            self.assertFalse(os.path.exists(marker), "a module only the file names was imported")
+            module.RUNNER = dict(module.RUNNER, pytree_modules=["repro_team_outputs"])
+            ep = module.load_program()
+            self.assertTrue(os.path.exists(marker))
+            self.assertEqual(type(ep.module()(torch.ones(2))).__name__, "Out")
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
+
+
 class EndToEnd(unittest.TestCase):
     """A repro.py run as a user makes it (python repro.py, a real AOTI compile, the compiled
     model run in its child), with $TMPDIR pointed at an empty directory: nothing is left in it,

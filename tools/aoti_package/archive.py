@@ -50,10 +50,30 @@ def compiled_as(aoti_pt2, name):
     return (aoti_pt2, [(AOTI_DIR + "model/", AOTI_DIR + name + "/")])
 
 
-def load_program(path, name, what):
+def declared_pytree_modules(given=()):
+    """The modules whose pytree types a program may use, as the model repository declares them:
+    `given` (a test's --aoti_pytree_modules, through its case) and $AOTI_PYTREE_MODULES
+    (comma-separated; a packaging action's --action_env)."""
+    from_env = os.environ.get("AOTI_PYTREE_MODULES", "")
+    return set(given) | {m.strip() for m in from_env.split(",") if m.strip()}
+
+
+def undeclared_pytree_module(what, path, type_name, module):
+    """The error for a program whose pytree type comes from a module no one declared."""
+    return (f"{what} {path!r}: its program uses the pytree type {type_name}, which is registered when the module "
+            f"{module} is imported. The harness imports only the modules the model repository declares, never one "
+            f"that only a file names, and {module} is not declared. Declare it: --aoti_pytree_modules={module} on the "
+            f"test (or --test_env=AOTI_PYTREE_MODULES={module}), and --action_env=AOTI_PYTREE_MODULES={module} "
+            f"where a package is built from such a program")
+
+
+def load_program(path, name, what, pytree_modules=()):
     """The exported program `name` of the archive at `path`, with its sample inputs; when the
     archive holds one program of another name (torch.export.save always writes "model"), that
-    one. ContractError naming `what` and the programs there are otherwise."""
+    one. ContractError naming `what` and the programs there are otherwise. A library's pytree
+    type in the program's inputs or outputs is registered by importing its module, only when
+    the module is declared (declared_pytree_modules); else ContractError naming the type, the
+    module and how to declare it."""
     from torch.export.pt2_archive import _package
     # A PT2E int8 program's quantize/dequantize operators: torch defines them in Python, in a
     # module that `import torch` does not load, and the program's nodes name them.
@@ -66,7 +86,7 @@ def load_program(path, name, what):
         except (AttributeError, TypeError):  # another torch: its public loader
             return _package.load_pt2(path).exported_programs
 
-    imported = set()
+    imported, allowed = set(), declared_pytree_modules(pytree_modules)
     while True:
         try:
             programs = read()
@@ -77,14 +97,16 @@ def load_program(path, name, what):
             # team's own code does before it loads the program.
             # (torch up to 2.14 says "... in pytree is not registered", 2.15 "... in pytree
             # failed because the serialized type is not registered".)
-            found = re.search(r"Deserializing ([A-Za-z_][\w.]*)\.[A-Za-z_]\w* in pytree (?:is not|failed)", str(e))
-            if not found or found.group(1) in imported:
+            found = re.search(r"Deserializing (([A-Za-z_][\w.]*)\.[A-Za-z_]\w*) in pytree (?:is not|failed)", str(e))
+            if not found or found.group(2) in imported:
                 raise ContractError(f"{what} {path!r}: cannot read its exported program: {e}") from e
-            imported.add(found.group(1))
+            if found.group(2) not in allowed:
+                raise ContractError(undeclared_pytree_module(what, path, found.group(1), found.group(2))) from e
+            imported.add(found.group(2))
             try:
-                importlib.import_module(found.group(1))
+                importlib.import_module(found.group(2))
             except Exception as ie:
-                raise ContractError(f"{what} {path!r}: its program uses {found.group(1)}'s pytree types, and that "
+                raise ContractError(f"{what} {path!r}: its program uses {found.group(2)}'s pytree types, and that "
                                     f"module cannot be imported ({type(ie).__name__}: {ie})") from e
         except Exception as e:
             raise ContractError(f"{what} {path!r}: cannot read an exported program from it: {type(e).__name__}: {e}") from e
