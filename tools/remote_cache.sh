@@ -6,6 +6,8 @@
 #   bash tools/remote_cache.sh start [PORT]     # writes its config, starts it, waits until it answers
 #       With AOTI_BUILDGRID_TLS=DIR it serves grpcs:// with DIR/server.crt and DIR/server.key,
 #       and asks clients for a certificate signed by DIR/client_ca.crt where that exists.
+#       With AOTI_BUILDGRID_AUTH=DIR every call must carry a JWT signed with DIR/secret
+#       (HS256), and DIR/acl.yml (BuildGrid's ACL file) says which calls each subject may make.
 #   bash tools/remote_cache.sh status           # running or not, and its address
 #   bash tools/remote_cache.sh stop
 #   bash tools/remote_cache.sh flags [grpc://HOST:PORT]
@@ -66,8 +68,22 @@ start() {
     [[ -f "$tls/client_ca.crt" ]] && channel="$channel
       tls-client-certs: $tls/client_ca.crt"
   fi
+  # AOTI_BUILDGRID_AUTH=DIR: BuildGrid's own access control. Every call carries a JWT
+  # (HS256, signed with DIR/secret) and DIR/acl.yml says which calls each subject may make:
+  # a reader's token that may only read is refused a write by the server itself.
+  local authorization=""
+  if [[ -n "${AOTI_BUILDGRID_AUTH:-}" ]]; then
+    local auth="$AOTI_BUILDGRID_AUTH"
+    [[ -f "$auth/secret" && -f "$auth/acl.yml" ]] || die "AOTI_BUILDGRID_AUTH=$auth: expected secret and acl.yml there"
+    authorization="authorization:
+  method: jwt
+  algorithm: hs256
+  secret: $auth/secret
+  acl-config: $auth/acl.yml"
+  fi
   cat >"$DIR/buildgrid.yml" <<EOF
 description: aoti_harness's remote cache (tools/remote_cache.sh)
+$authorization
 server:
   - !channel
     address: "127.0.0.1:$port"

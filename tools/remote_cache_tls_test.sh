@@ -41,7 +41,7 @@ entry="$WORK/entry" got="$WORK/got"
 mkdir -p "$entry"
 printf '{"format": "aoti_harness.compile_cache/1", "ok": true, "phase": "done"}' >"$entry/result.json"
 head -c $((3 << 20)) /dev/urandom >"$entry/archive.pt2"
-key="$(printf 'tls test %s' "$(date +%s%N)" | sha1sum | cut -d' ' -f1)"
+key="$(printf 'tls test %s' "$(date +%s%N)" | sha256sum | cut -d' ' -f1)"
 
 set +e
 client put --key "$key" --dir "$entry" --ca_cert "$tls/ca.crt" --client_cert "$tls/client.crt" --client_key "$tls/client.key"

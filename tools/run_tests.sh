@@ -4,8 +4,8 @@
 # (tools/check_package_budget.sh), `bazel test //...` (the packager's and repro.py's
 # Python unit tests among them),
 # a smoke run of the reader fuzzers (tools/fuzz.sh, 10 s each under ASan and UBSan), then
-# two CI machines sharing a BuildGrid remote cache (tools/remote_cache_tls_test.sh, then
-# tools/remote_cache_test.sh), the real-model corpus through a model repository
+# two CI machines sharing a BuildGrid remote cache (tools/remote_cache_tls_test.sh,
+# tools/remote_cache_auth_test.sh, then tools/remote_cache_test.sh), the real-model corpus through a model repository
 # (tools/real_models.sh: the healthy transformers models and one planted failure per class
 # under DUMP_AOTI_MINIFIER=1), and last the
 # docs' commands (tools/doc_commands.py: the README's and docs/'s commands parse,
@@ -50,6 +50,8 @@ trap '[ -z "${PHASE_BESIDE_PID:-}" ] || kill "$PHASE_BESIDE_PID" 2>/dev/null || 
 wait "$buildgrid_install" || { cat "$buildgrid_log"; echo "run_tests: BuildGrid's install failed" >&2; exit 1; }
 # The compile cache's client over mutual TLS, and its messages against BuildGrid's own.
 phase "remote cache, TLS" bash "$AOTI_ROOT/tools/remote_cache_tls_test.sh"
+# The server's own access control: a reader's token is refused a write (BuildGrid's JWT ACLs).
+phase "remote cache, access control" bash "$AOTI_ROOT/tools/remote_cache_auth_test.sh"
 phase "remote cache, two machines" bash "$AOTI_ROOT/tools/remote_cache_test.sh"
 phase "real models" bash "$AOTI_ROOT/tools/real_models.sh"
 phase_wait
