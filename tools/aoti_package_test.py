@@ -187,27 +187,17 @@ class Archive(unittest.TestCase):
         # the module the loader names (each torch's wording) and reads the program, when the
         # model repository declared that module (AOTI_PYTREE_MODULES); else it names the type
         # and the module and imports nothing.
-        lib = tempfile.mkdtemp(dir=TMP)
-        imported_marker = os.path.join(lib, "imported")
-        with open(os.path.join(lib, "team_outputs.py"), "w") as f:
-            f.write(f"open({imported_marker!r}, 'w').close()\n"
-                    "import dataclasses, torch\n"
-                    "@dataclasses.dataclass\n"
-                    "class Out:\n    logits: torch.Tensor\n"
-                    "torch.export.register_dataclass(Out, serialized_type_name='team_outputs.Out')\n")
-        pt2 = os.path.join(TMP, "returns_out.pt2")
-        code = ("import sys, torch; sys.path.insert(0, {lib!r}); import team_outputs\n"
-                "class M(torch.nn.Module):\n    def forward(self, x): return team_outputs.Out(x.relu())\n"
-                "torch.export.save(torch.export.export(M(), (torch.randn(2),)), {pt2!r})\n")
+        import pytree_program
         import subprocess
-        subprocess.run([sys.executable, "-c", code.format(lib=lib, pt2=pt2)], check=True)
+        lib = tempfile.mkdtemp(dir=TMP)
+        pt2 = os.path.join(TMP, "returns_out.pt2")
+        imported_marker = pytree_program.write(lib, "team_outputs", pt2)
         read = ("import sys; sys.path[:0] = [{lib!r}, {tools!r}]\n"
                 "assert 'team_outputs' not in sys.modules\n"
                 "from aoti_package import archive\n"
                 "ep = archive.load_program({pt2!r}, 'model', '--prebuilt')\n"
                 "print(type(ep.module()(__import__('torch').ones(2))).__name__)\n")
         tools = os.path.dirname(os.path.abspath(__file__))
-        os.remove(imported_marker)
         undeclared = dict(os.environ)
         undeclared.pop("AOTI_PYTREE_MODULES", None)
         done = subprocess.run([sys.executable, "-c", read.format(lib=lib, tools=tools, pt2=pt2)],

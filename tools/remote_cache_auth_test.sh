@@ -13,13 +13,9 @@
 # Run by tools/run_tests.sh after BuildGrid's install (about 20 s). docs/ci.md says how a
 # team gives its publishing job the writer's credential and every other job the reader's.
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
-set -euo pipefail
-PORT="${1:-${AOTI_REMOTE_CACHE_AUTH_PORT:-50095}}"
-BUILDGRID_VENV="${AOTI_BUILDGRID_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/buildgrid-venv}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/aoti_remote_cache_auth.XXXXXX")"
-export AOTI_BUILDGRID_DIR="$WORK/buildgrid" AOTI_BUILDGRID_AUTH="$WORK/auth"
-trap 'bash "$AOTI_ROOT/tools/remote_cache.sh" stop >/dev/null 2>&1; rm -rf "$WORK"' EXIT
-fail() { echo "remote_cache_auth_test: FAIL: $*" >&2; exit 1; }
+source "$AOTI_ROOT/tools/remote_cache_test_env.sh"
+remote_cache_test_begin remote_cache_auth_test "${1:-${AOTI_REMOTE_CACHE_AUTH_PORT:-50095}}"
+export AOTI_BUILDGRID_AUTH="$WORK/auth"
 
 auth="$AOTI_BUILDGRID_AUTH"
 mkdir -p "$auth"

@@ -11,13 +11,9 @@
 # client fails with the server's refusal (exit 4), never a hit. Run by tools/run_tests.sh
 # after BuildGrid's install (about 20 s).
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
-set -euo pipefail
-PORT="${1:-${AOTI_REMOTE_CACHE_TLS_PORT:-50094}}"
-BUILDGRID_VENV="${AOTI_BUILDGRID_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/buildgrid-venv}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/aoti_remote_cache_tls.XXXXXX")"
-export AOTI_BUILDGRID_DIR="$WORK/buildgrid" AOTI_BUILDGRID_TLS="$WORK/tls"
-trap 'bash "$AOTI_ROOT/tools/remote_cache.sh" stop >/dev/null 2>&1; rm -rf "$WORK"' EXIT
-fail() { echo "remote_cache_tls_test: FAIL: $*" >&2; exit 1; }
+source "$AOTI_ROOT/tools/remote_cache_test_env.sh"
+remote_cache_test_begin remote_cache_tls_test "${1:-${AOTI_REMOTE_CACHE_TLS_PORT:-50094}}"
+export AOTI_BUILDGRID_TLS="$WORK/tls"
 
 "$BUILDGRID_VENV/bin/python" "$AOTI_ROOT/tools/remote_cache_messages_test.py" 2>&1 | tail -3
 

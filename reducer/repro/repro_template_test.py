@@ -270,20 +270,13 @@ class PytreeModules(unittest.TestCase):
     names the type and the module, imports nothing and exits 3 (cannot run here)."""
 
     def test_only_a_declared_module_is_imported(self):
+        tools = os.path.dirname(os.path.abspath(FALLBACKS))  # tools/: pytree_program.py is beside the fallbacks
+        sys.path.insert(0, tools)
+        self.addCleanup(sys.path.remove, tools)
+        import pytree_program
         lib = tempfile.mkdtemp(dir=TMP)
-        marker = os.path.join(lib, "imported")
-        with open(os.path.join(lib, "repro_team_outputs.py"), "w") as f:
-            f.write(f"open({marker!r}, 'w').close()\n"
-                    "import dataclasses, torch\n"
-                    "@dataclasses.dataclass\n"
-                    "class Out:\n    logits: torch.Tensor\n"
-                    "torch.export.register_dataclass(Out, serialized_type_name='repro_team_outputs.Out')\n")
         pt2 = os.path.join(lib, "repro.pt2")
-        code = ("import sys, torch; sys.path.insert(0, {lib!r}); import repro_team_outputs as t\n"
-                "class M(torch.nn.Module):\n    def forward(self, x): return t.Out(x.relu())\n"
-                "torch.export.save(torch.export.export(M(), (torch.randn(2),)), {pt2!r})\n")
-        subprocess.run([sys.executable, "-c", code.format(lib=lib, pt2=pt2)], check=True)
-        os.remove(marker)
+        marker = pytree_program.write(lib, "repro_team_outputs", pt2)
         sys.path.insert(0, lib)
         self.addCleanup(sys.path.remove, lib)
         module = load(filled_case("accuracy"), "repro_pytree")
