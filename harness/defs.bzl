@@ -25,6 +25,10 @@ A package a team ships, made by its own pipeline, is tested as shipped:
     )
 """
 
+_PYTREE_MODULES_DOC = ("Python modules whose pytree types the program's inputs or outputs use (a transformers " +
+                       "ModelOutput: [\"transformers.modeling_outputs\"]). The packager imports these, and only " +
+                       "these, to read an exported program; a model file that imports its library needs none.")
+
 def _aoti_package_impl(ctx):
     out = ctx.actions.declare_file(ctx.label.name + ".pt2")
     args = ctx.actions.args()
@@ -62,6 +66,8 @@ def _run_packager(ctx, args, sources, out, mnemonic, progress_message):
     """Runs tools/package_model.py; the package is the rule's one output."""
     # The action refuses a host (a remote executor) whose CPU ISA is not the key's.
     args.add("--build-key", ctx.file._build_key)
+    if ctx.attr.pytree_modules:
+        args.add("--pytree-modules", ",".join(ctx.attr.pytree_modules))
     ctx.actions.run(
         executable = ctx.file._python,
         arguments = [args],
@@ -85,6 +91,7 @@ aoti_package = rule(
         "program": attr.label(allow_single_file = [".pt2"], doc = "Or: an exported program archive with sample inputs (a reducer's repro.pt2), compiled as it is."),
         "data": attr.label_list(allow_files = True, doc = "Files the model file reads."),
         "op_libraries": attr.label_list(allow_files = [".so"], doc = "Shared libraries of C++ custom operators (TORCH_LIBRARY) to load before the model file."),
+        "pytree_modules": attr.string_list(doc = _PYTREE_MODULES_DOC),
         "model_name": attr.string(default = "model", doc = "Model name inside the archive (tests find it from the package; any name works)."),
         "inductor_configs": attr.string_dict(doc = "Inductor config patches; values that parse as JSON (true, 1, 0.5) are typed."),
         "model_kwargs": attr.string_dict(doc = "Keyword arguments for make_model(); values that parse as JSON are typed. One model file, several configurations (e.g. {\"act\": \"relu\"})."),
@@ -139,6 +146,7 @@ aoti_prebuilt_package = rule(
         "model_name": attr.string(doc = "The model of the shipped archive under test (default: its only one); the package keeps the name."),
         "inductor_configs": attr.string_dict(doc = "The inductor configs the pipeline compiled with; the reducer compiles candidates with them. Values that parse as JSON are typed."),
         "op_libraries": attr.label_list(allow_files = [".so"], doc = "Shared libraries of C++ custom operators the program calls."),
+        "pytree_modules": attr.string_list(doc = _PYTREE_MODULES_DOC),
         "data": attr.label_list(allow_files = True, doc = "Files the inputs file reads."),
         "seed": attr.int(default = 0, doc = "Recorded in the manifest."),
         "_tool": attr.label(default = Label("//tools:package_model.py"), allow_single_file = True),
@@ -148,7 +156,7 @@ aoti_prebuilt_package = rule(
     },
 )
 
-def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [], args = [], data = [], op_libraries = [], shapes = {}, **kwargs):
+def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [], args = [], data = [], op_libraries = [], shapes = {}, pytree_modules = [], **kwargs):
     """A cc_test of an aoti_package: gets --aoti_package=<path>, the isolated runner, and
     the reducer's listener (on with DUMP_AOTI_MINIFIER=1 or --aoti_reduce_on_failure).
 
@@ -164,7 +172,10 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
 
     With no srcs it runs the harness' generic test: EXPECT_AOTI_MATCHES_EAGER on the sample
     inputs of each package. op_libraries: shared libraries of custom operators the
-    compiled model calls (loaded into the runner child process). shard_count and the
+    compiled model calls (loaded into the runner child process). pytree_modules: the Python
+    modules whose pytree types the package's program uses (as its aoti_package or
+    aoti_prebuilt_package declares them): the reducer's compile server and repro.py import
+    these, and only these, to read the program. shard_count and the
     other cc_test attributes pass through (the test main honours Bazel's sharding).
     """
     if not package and not packages:
@@ -177,6 +188,7 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
         if not shape or "=" in shape or "," in shape:
             fail("aoti_model_test %s: shapes key '%s': expected a name of letters, digits and '_'" % (name, shape))
     shape_args = ["--aoti_shapes=" + ",".join(["%s=%s" % (k, shapes[k]) for k in shapes])] if shapes else []
+    pytree_args = ["--aoti_pytree_modules=" + ",".join(pytree_modules)] if pytree_modules else []
     package_args = ["--aoti_package=$(rootpath %s)" % package] if package else []
     if packages:
         package_args.append("--aoti_packages=" + ",".join(["%s=$(rootpath %s)" % (key, packages[key]) for key in packages]))
@@ -201,6 +213,6 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
             "--aoti_runner=$(rootpath %s)" % Label("//harness/runner:aoti_runner"),
             "--aoti_python=$(rootpath %s)" % Label("@torch//:python"),
             "--aoti_compile_server=$(rootpath %s)" % Label("//tools:compile_server.py"),
-        ] + lib_args + shape_args,
+        ] + lib_args + shape_args + pytree_args,
         **kwargs
     )

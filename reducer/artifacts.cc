@@ -253,6 +253,12 @@ std::string ReproBuild(const ReduceResult& r, const json& options_json, const st
   for (const auto& lib : options_json.at("runner").at("op_libraries")) {
     libraries += (libraries.empty() ? "" : ", ") + Starlark(lib.get<std::string>());
   }
+  // The modules of the program's pytree types the test declared: packaging repro.pt2 reads
+  // its program, and imports only these (the test reads them from check_options.json).
+  std::string pytree_modules;
+  for (const auto& m : options_json.at("runner").value("pytree_modules", json::array())) {
+    pytree_modules += (pytree_modules.empty() ? "" : ", ") + Starlark(m.get<std::string>());
+  }
   std::ostringstream build;
   build << "# The reducer's repro as a harness test: bazel test :repro_test (it fails while the bug is there).\n"
         << "load(\"@aoti_harness//harness:defs.bzl\", \"aoti_model_test\", \"aoti_package\")\n\n"
@@ -260,6 +266,7 @@ std::string ReproBuild(const ReduceResult& r, const json& options_json, const st
         << "    model_name = " << Starlark(r.model) << ",\n    inductor_configs = "
         << StarlarkConfigs(json::parse(r.inductor_configs_json)) << ",\n";
   if (!libraries.empty()) build << "    op_libraries = [" << libraries << "],\n";
+  if (!pytree_modules.empty()) build << "    pytree_modules = [" << pytree_modules << "],\n";
   // A GPU repro builds and runs only with a GPU: tagged so that a build without one
   // leaves it out (the harness' .bazelrc; bazel test --config=cuda runs it).
   const std::string tags = device == "cpu" ? "" : "    tags = [\"requires-gpu\"],\n";

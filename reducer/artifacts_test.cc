@@ -102,6 +102,16 @@ TEST_F(ArtifactsOnAFullDisk, TheFullSetWhenItFits) {
   ExpectNoLeftovers();
 }
 
+// The pytree modules the test declared travel with its repro: check_options.json (read by
+// repro.py and repro_test) and the repro's aoti_package, which reads repro.pt2's program.
+TEST_F(ArtifactsOnAFullDisk, TheDeclaredPytreeModulesTravelWithTheRepro) {
+  spec_.check.runner.pytree_modules = {"transformers.modeling_outputs"};
+  WriteArtifacts(Result(3, big_checkpoint_), spec_, options_, out_);
+  EXPECT_THAT(Read(fs::path(out_) / "BUILD.bazel"), HasSubstr("pytree_modules = [\"transformers.modeling_outputs\"]"));
+  EXPECT_THAT(Read(fs::path(out_) / "check_options.json"), HasSubstr("transformers.modeling_outputs"));
+  EXPECT_THAT(Read(fs::path(out_) / "repro.py"), HasSubstr("transformers.modeling_outputs"));
+}
+
 TEST_F(ArtifactsOnAFullDisk, EssentialsOnlyWhenTheCheckpointsDoNotFit) {
   WriteArtifacts(Result(3, big_checkpoint_), spec_, options_, out_);
   {

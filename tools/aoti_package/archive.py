@@ -62,9 +62,10 @@ def undeclared_pytree_module(what, path, type_name, module):
     """The error for a program whose pytree type comes from a module no one declared."""
     return (f"{what} {path!r}: its program uses the pytree type {type_name}, which is registered when the module "
             f"{module} is imported. The harness imports only the modules the model repository declares, never one "
-            f"that only a file names, and {module} is not declared. Declare it: --aoti_pytree_modules={module} on the "
-            f"test (or --test_env=AOTI_PYTREE_MODULES={module}), and --action_env=AOTI_PYTREE_MODULES={module} "
-            f"where a package is built from such a program")
+            f"that only a file names, and {module} is not declared. Declare it in BUILD: pytree_modules = "
+            f"[\"{module}\"] on the aoti_prebuilt_package or aoti_package that reads this program and on its "
+            f"aoti_model_test (the test's flag: --aoti_pytree_modules={module}; or AOTI_PYTREE_MODULES={module} in "
+            f"the environment)")
 
 
 def load_program(path, name, what, pytree_modules=()):

@@ -37,6 +37,7 @@ the export, so the package is compiled for that device; each input's device is r
 import argparse
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -201,7 +202,17 @@ def main(argv=None):
                    help="shared library of custom operators to load before the model file")
     p.add_argument("--build-key", default="",
                    help="@torch//:aoti_build_key.json: refuse to build on a host whose CPU ISA differs from it")
+    p.add_argument("--pytree-modules", default="",
+                   help="comma-separated modules whose pytree types the program uses (the rule's pytree_modules): "
+                        "the only modules imported to read a program")
     args = p.parse_args(argv)
+    modules = [m.strip() for m in args.pytree_modules.split(",") if m.strip()]
+    bad = [m for m in modules if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", m)]
+    if bad:
+        p.error(f"--pytree-modules: {bad[0]!r} is not a Python module name (dotted identifiers)")
+    if modules:  # read by archive.load_program, with what the environment declares
+        declared = os.environ.get("AOTI_PYTREE_MODULES", "")
+        os.environ["AOTI_PYTREE_MODULES"] = ",".join(filter(None, [declared] + modules))
     for flag, value in (("--exported-program", args.exported_program), ("--inputs", args.inputs)):
         if value and not args.prebuilt:
             p.error(f"{flag} goes with --prebuilt (a shipped package); a model file brings its own inputs")
