@@ -52,8 +52,8 @@ def compiled_as(aoti_pt2, name):
 
 def declared_pytree_modules(given=()):
     """The modules whose pytree types a program may use, as the model repository declares them:
-    `given` (a test's --aoti_pytree_modules, through its case) and $AOTI_PYTREE_MODULES
-    (comma-separated; a packaging action's --action_env)."""
+    `given` (a rule's pytree_modules, or a test's --aoti_pytree_modules through its case) and
+    $AOTI_PYTREE_MODULES (comma-separated)."""
     from_env = os.environ.get("AOTI_PYTREE_MODULES", "")
     return set(given) | {m.strip() for m in from_env.split(",") if m.strip()}
 

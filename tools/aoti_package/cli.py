@@ -88,7 +88,7 @@ def package(args):
         if args.program:
             # An exported program (a reducer's repro.pt2): compile it as it is.
             try:
-                ep = load_program(args.program, args.name, "--program")
+                ep = load_program(args.program, args.name, "--program", args.pytree_modules)
             except ContractError as e:
                 if "cuda" in str(e).lower() and not torch.cuda.is_available():
                     raise ContractError(f"--program {args.program!r}: the program was exported on CUDA, and this "
@@ -206,13 +206,10 @@ def main(argv=None):
                    help="comma-separated modules whose pytree types the program uses (the rule's pytree_modules): "
                         "the only modules imported to read a program")
     args = p.parse_args(argv)
-    modules = [m.strip() for m in args.pytree_modules.split(",") if m.strip()]
-    bad = [m for m in modules if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", m)]
+    args.pytree_modules = [m.strip() for m in args.pytree_modules.split(",") if m.strip()]
+    bad = [m for m in args.pytree_modules if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", m)]
     if bad:
         p.error(f"--pytree-modules: {bad[0]!r} is not a Python module name (dotted identifiers)")
-    if modules:  # read by archive.load_program, with what the environment declares
-        declared = os.environ.get("AOTI_PYTREE_MODULES", "")
-        os.environ["AOTI_PYTREE_MODULES"] = ",".join(filter(None, [declared] + modules))
     for flag, value in (("--exported-program", args.exported_program), ("--inputs", args.inputs)):
         if value and not args.prebuilt:
             p.error(f"{flag} goes with --prebuilt (a shipped package); a model file brings its own inputs")

@@ -158,10 +158,10 @@ def package_prebuilt(args, configs, workdir, start):
                             "test (aoti_prebuilt_package's model_name)")
     if args.exported_program:
         program_from = args.label_program or args.exported_program
-        ep = load_program(args.exported_program, name, "--exported-program")
+        ep = load_program(args.exported_program, name, "--exported-program", args.pytree_modules)
     elif f"models/{name}.json" in names:
         program_from = "the shipped archive"
-        ep = load_program(shipped, name, "--prebuilt")
+        ep = load_program(shipped, name, "--prebuilt", args.pytree_modules)
     else:
         raise ContractError(f"--prebuilt {shipped!r}: holds no exported program for {name!r} (models/{name}.json); "
                             "give the torch.export.save file of the program it was compiled from "
