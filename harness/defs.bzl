@@ -68,16 +68,29 @@ def _run_packager(ctx, args, sources, out, mnemonic, progress_message):
     args.add("--build-key", ctx.file._build_key)
     if ctx.attr.pytree_modules:
         args.add("--pytree-modules", ",".join(ctx.attr.pytree_modules))
+    # A persistent worker (tools/package_worker.py) imports torch once and forks a child per
+    # action; the action's arguments travel in its param file (Bazel: the arguments before
+    # it start the worker, the file is the request). The packager's own files are
+    # the worker's tools: a change to them starts new workers.
+    worker = ctx.actions.args()
+    worker.add(ctx.file._worker)
+    if mnemonic == "AotiPackage":
+        # Its workers compile once at start, so that every action's compile starts warm.
+        worker.add("--warm-up")
+    args.use_param_file("@%s", use_always = True)
+    args.set_param_file_format("multiline")
     ctx.actions.run(
         executable = ctx.file._python,
-        arguments = [args],
+        arguments = [worker, args],
         # The build key (torch version, host CPU ISA, compiler) is an input so that a
         # cache never serves a package built by another torch or for another host.
-        inputs = sources + [ctx.file._tool, ctx.file._build_key] + ctx.files._tool_module + ctx.files.data + ctx.files.op_libraries,
+        inputs = sources + [ctx.file._build_key] + ctx.files.data + ctx.files.op_libraries,
+        tools = [ctx.file._worker, ctx.file._tool] + ctx.files._tool_module,
         outputs = [out],
         mnemonic = mnemonic,
         progress_message = progress_message,
         use_default_shell_env = True,
+        execution_requirements = {"supports-workers": "1"},
     )
     return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
 
@@ -103,6 +116,7 @@ aoti_package = rule(
         "seed": attr.int(default = 0, doc = "torch.manual_seed before make_model() and example_inputs()."),
         "_tool": attr.label(default = Label("//tools:package_model.py"), allow_single_file = True),
         "_tool_module": attr.label(default = Label("//tools:package_model_lib")),
+        "_worker": attr.label(default = Label("//tools:package_worker.py"), allow_single_file = True),
         "_python": attr.label(default = Label("@torch//:python"), allow_single_file = True),
         "_build_key": attr.label(default = Label("@torch//:aoti_build_key.json"), allow_single_file = True),
     },
@@ -151,6 +165,7 @@ aoti_prebuilt_package = rule(
         "seed": attr.int(default = 0, doc = "Recorded in the manifest."),
         "_tool": attr.label(default = Label("//tools:package_model.py"), allow_single_file = True),
         "_tool_module": attr.label(default = Label("//tools:package_model_lib")),
+        "_worker": attr.label(default = Label("//tools:package_worker.py"), allow_single_file = True),
         "_python": attr.label(default = Label("@torch//:python"), allow_single_file = True),
         "_build_key": attr.label(default = Label("@torch//:aoti_build_key.json"), allow_single_file = True),
     },
