@@ -14,8 +14,8 @@ it. It prints what happened and exits 1 when the failure reproduces, 0 when the 
 passes, 2 when it fails otherwise, 3 when it cannot run here.
 
 Where the case cannot be written that way (an operator argument the emitter cannot spell,
-an effect token, a script object, the harness's own inductor keys, which only repro.py
-applies) the file says so at its top and exits 3 naming why: never a file that silently
+an effect token, a script object, a custom op library's operator, the harness's own
+inductor keys, which only repro.py applies) the file says so at its top and exits 3 naming why: never a file that silently
 checks something else.
 """
 
@@ -161,6 +161,32 @@ def subgraph_classes(gm, prefix, classes):
     return own
 
 
+TORCH_NAMESPACES = {"aten", "prims", "higher_order", "quantized_decomposed", "quantized", "_quantized"}
+
+
+def library_operators(gm):
+    """The operators of `gm` (its subgraphs too) that are not torch's own: a custom op
+    library's, which only that library defines."""
+    import torch
+
+    found = set()
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+            if node.target.namespace not in TORCH_NAMESPACES:
+                found.add(str(node.target))
+    for child in gm.children():
+        if isinstance(child, torch.fx.GraphModule):
+            found |= library_operators(child)
+    return found
+
+
+def uses_namespace(gm, namespace):
+    import torch
+
+    return any(n.op == "call_function" and getattr(n.target, "namespace", None) == namespace for n in gm.graph.nodes) or any(
+        uses_namespace(c, namespace) for c in gm.children() if isinstance(c, torch.fx.GraphModule))
+
+
 def emit_program(ep, tensors):
     """(the classes and the Repro module's source, the dynamic dimensions of its inputs,
     the names of its inputs)."""
@@ -208,7 +234,7 @@ def emit_program(ep, tensors):
         val = node.meta.get("val")
         dims = {i: "DYN" for i, d in enumerate(getattr(val, "shape", ())) if not isinstance(d, int)}
         dynamic.append(dims or None)
-    return "\n".join(classes) + ("\n" if classes else "") + repro, dynamic, user
+    return "\n\n".join(classes + [repro]), dynamic, user
 
 
 def emit_inputs(ep, user, tensors):
@@ -281,12 +307,18 @@ def emit(repro, beside_name, seeded=False):
     harness_keys = sorted(k for k in configs if k.startswith("aoti_harness."))
     if harness_keys:
         raise CannotWrite(f"its inductor configs hold the harness's own keys {harness_keys}, which only repro.py applies")
-    if runner.get("op_libraries"):
-        raise CannotWrite(f"it loads the operator libraries {runner['op_libraries']}")
     mode = accuracy.get("mode", "fp64")
     if repro.FAILURE_CLASS == "accuracy" and mode not in JUDGES:
         raise CannotWrite(f"the test's accuracy mode {mode!r} has no torch-only rule here")
+    if runner.get("op_libraries"):
+        repro.load_libraries()  # the program may name their operators: it loads only with them
     ep = repro.load_program()
+    if runner.get("op_libraries"):
+        # A test's libraries are loaded for every program of its repository; the repro needs
+        # them only when its own graph calls one of their operators.
+        foreign = sorted(library_operators(ep.graph_module))
+        if foreign:
+            raise CannotWrite(f"it calls {foreign}, operators of the libraries {runner['op_libraries']}")
     tensors = Tensors(beside_name, seeded)
     program, dynamic, user = emit_program(ep, tensors)
     inputs = emit_inputs(ep, user, tensors)
@@ -318,6 +350,8 @@ def emit(repro, beside_name, seeded=False):
     ]
     if judge_import:
         pre.append(judge_import)
+    if uses_namespace(ep.graph_module, "quantized_decomposed"):
+        pre.append("import torch.ao.quantization.fx._decomposed  # defines the quantized_decomposed operators")
     pre.append('inf, nan, NoneType = float("inf"), float("nan"), type(None)')
     if tensors.beside:
         pre.append(f"BESIDE = torch.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), {beside_name!r}), weights_only=True)")
@@ -388,8 +422,8 @@ if __name__ == "__main__":
     print("repro_standalone.py: the failure REPRODUCES" if hit else f"repro_standalone.py: expected {{FAILURE}}; it does not reproduce")
     sys.exit(1 if hit else 0 if reason == "passes" else 2)
 '''
-    text = (header(lines) + "\n".join(pre) + "\n\n" + "\n".join(const) + "\n" + (DRAWN if tensors.drawn else "\n")
-            + "\n" + program + f"\n\nINPUTS = [{', '.join(inputs)}]\nDYNAMIC_SHAPES = {dyn_src}\n" + body)
+    text = (header(lines) + "\n".join(pre) + "\n\n" + "\n".join(const) + "\n" + (DRAWN if tensors.drawn else "")
+            + "\n\n" + program + f"\n\nINPUTS = [{', '.join(inputs)}]\nDYNAMIC_SHAPES = {dyn_src}\n" + body)
     return text, tensors
 
 
