@@ -57,6 +57,35 @@ CompileServerOptions ServerIn(const std::string& log_dir) {
 }
 CompileServerOptions ServerIn(const TempDir& work) { return ServerIn(work.path()); }
 
+// The compile server the shard's planted and kept scenarios share, as one reduction's
+// candidates share theirs: torch imported and inductor's first compile set up once per
+// shard, not by two servers per scenario (the default pool on 2 cores). Those scenarios
+// reduce with one server (--jobs=1); the pool's own test below starts two of its own.
+// Started before a scenario counts the files in $TEST_TMPDIR, and its temporary directory
+// (aoti_compile_server*) is left out of that count: it outlives the scenarios on purpose.
+constexpr char kSharedServerPrefix[] = "aoti_compile_server";
+CompileServerOptions SharedServerOptions() {
+  static TempDir home("aoti_reduce_test_shared_server");  // made first, so removed after the server stops
+  CompileServerOptions server = ServerIn(home);
+  if (!FLAGS_op_library.empty()) server.op_libraries = {FLAGS_op_library};
+  return server;
+}
+CompileClient& SharedClient() {
+  static CompileClient client(SharedServerOptions());  // stopped when the test binary exits
+  client.Warm();
+  return client;
+}
+
+// The entries of $TEST_TMPDIR a scenario must leave as it found them: all but the shared
+// server's.
+std::set<std::string> ScenarioEntries(const std::set<std::string>& names) {
+  std::set<std::string> kept;
+  for (const auto& n : names) {
+    if (n.rfind(kSharedServerPrefix, 0) != 0 && n.rfind("aoti_reduce_test_shared_server", 0) != 0) kept.insert(n);
+  }
+  return kept;
+}
+
 struct Scenario {
   const char* name;      // also the package name: <packages_dir>/<name>.pt2
   const char* failure_class;
@@ -120,16 +149,15 @@ TEST_P(ReduceScenario, ReducesToTheBuggyNode) {
   const char* test_tmp = std::getenv("TEST_TMPDIR");
   const std::string tmp = test_tmp && *test_tmp ? test_tmp : "";
   std::filesystem::create_directories(SharedHeadersDir());  // shared by the shard's scenarios, on purpose
-  const auto before = tmp.empty() ? std::set<std::string>{} : Entries(tmp);
+  SharedClient();                                           // likewise
+  const auto before = tmp.empty() ? std::set<std::string>{} : ScenarioEntries(Entries(tmp));
   ReduceAndCheck(GetParam());
-  if (!tmp.empty()) EXPECT_EQ(Entries(tmp), before) << "the reduction left files in " << tmp;
+  if (!tmp.empty()) EXPECT_EQ(ScenarioEntries(Entries(tmp)), before) << "the reduction left files in " << tmp;
 }
 
 void ReduceAndCheck(const Scenario& s) {
   TempDir work("aoti_reduce_test");
-  CompileServerOptions server = ServerIn(work);
-  if (!FLAGS_op_library.empty()) server.op_libraries = {FLAGS_op_library};
-  CompileClient client(server);
+  CompileClient& client = SharedClient();
   ReduceSpec spec;
   spec.package = FLAGS_packages_dir + "/" + s.name + ".pt2";
   spec.check = CheckOptionsFromFlags();
@@ -137,6 +165,7 @@ void ReduceAndCheck(const Scenario& s) {
   if (!FLAGS_op_library.empty()) spec.check.runner.op_libraries = {FLAGS_op_library};
   spec.check.runner.env = {{"AOTI_TEST_NULL_DEREF", "1"}};  // arms the crashing op in the runner only
   ReduceOptions options;
+  options.jobs = 1;  // the shard's one server
   options.offload_to_disk = s.offload;
   options.stage_ladder = s.ladder;
   std::stringstream names(s.strategies);
@@ -216,11 +245,12 @@ class ControlFlowKept : public ::testing::TestWithParam<KeptScenario> {};
 TEST_P(ControlFlowKept, TheControlFlowStaysAroundTheCulprit) {
   const KeptScenario& sc = GetParam();
   TempDir work("aoti_reduce_kept_test");
-  CompileClient client(ServerIn(work));
+  CompileClient& client = SharedClient();
   ReduceSpec spec;
   spec.package = FLAGS_packages_dir + "/" + sc.package + ".pt2";
   spec.check = CheckOptionsFromFlags();
   ReduceOptions options;
+  options.jobs = 1;  // the shard's one server
   options.lift_control_flow = false;
   const ReduceResult r = Reduce(spec, options, &client, work.path(), [](const std::string& line) {
     std::cerr << "[reduce] " << line << "\n";

@@ -9,7 +9,12 @@
 #include <string>
 #include <vector>
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/complex.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/scalar_tensor.h>
 
 #include "harness/util/errors.h"
 #include "harness/archive/tensor_bundle.h"

@@ -6,7 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include "harness/runner/compiled_runner.h"
 #include "harness/util/errors.h"
