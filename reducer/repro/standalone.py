@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""standalone.py REPRO_DIR [--out FILE]: writes repro_standalone.py, the repro a PyTorch
+"""standalone.py REPRO_DIR [--out FILE] [--verify] [--issue]: writes repro_standalone.py, the repro a PyTorch
 maintainer runs: one file that needs only torch and the standard library.
 
 REPRO_DIR is a repro the reducer wrote (repro.py, repro.pt2, aoti_aten_fallbacks.py). The
@@ -12,6 +12,12 @@ test's rule for the failure: export, aoti_compile_and_package, aoti_load_package
 compiled run in a child (a crash ends the child, not the check), judged as the test judged
 it. It prints what happened and exits 1 when the failure reproduces, 0 when the program
 passes, 2 when it fails otherwise, 3 when it cannot run here.
+
+--issue also writes upstream_issue.md beside it, the issue as PyTorch's bug template asks
+for it: a title naming the op, the class and the stage the stage ladder found, the script
+inline, what was expected and what happened (confirmed by --verify's record where there is
+one), the verified workaround and torch's regression range from the repro's summary.json,
+and `python -m torch.utils.collect_env`'s report cut to what a CPU compile bug needs.
 
 Where the case cannot be written that way (an operator argument the emitter cannot spell,
 an effect token, a script object, a custom op library's operator, the harness's own
@@ -505,6 +511,130 @@ def verify(repro, out, timeout_s):
     return record
 
 
+# --- upstream_issue.md ----------------------------------------------------------------
+
+CLASS_WORDS = {"accuracy": "accuracy drift", "compile error": "compile error", "runtime error": "runtime error"}
+# The lines of torch.utils.collect_env's report a maintainer reads for a CPU compile bug.
+ENV_KEYS = ("PyTorch version", "Is debug build", "CUDA used to build", "OS", "GCC version", "Clang version",
+            "Python version", "Python platform", "Is CUDA available", "CUDA runtime version", "GPU models",
+            "Nvidia driver version", "Architecture", "Model name", "CPU(s)", "Flags")
+
+
+def short_op(op):
+    """aten.relu.default -> relu; ns.name.overload -> ns.name."""
+    parts = op.split(".")
+    if len(parts) >= 2 and parts[0] == "aten":
+        return parts[1]
+    return ".".join(parts[:2]) if len(parts) >= 2 else op
+
+
+def collected_env(timeout_s=300):
+    """torch.utils.collect_env's report, cut to ENV_KEYS (the CPU flags to the vector ones);
+    (text, problem)."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "torch.utils.collect_env"], capture_output=True, text=True,
+                              timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "", f"python -m torch.utils.collect_env did not finish ({type(e).__name__}: {e})"
+    if done.returncode != 0:
+        return "", f"python -m torch.utils.collect_env exited {done.returncode}: {done.stderr.strip()[-300:]}"
+    kept = []
+    for line in done.stdout.splitlines():
+        key = line.split(":", 1)[0].strip()
+        if key in ENV_KEYS:
+            if key == "Flags":
+                flags = [f for f in line.split(":", 1)[1].split() if re.match(r"(avx|sse4|fma|amx|neon|sve)", f)]
+                line = "Flags (vector): " + " ".join(flags)
+            kept.append(line.rstrip())
+    return "\n".join(kept), ""
+
+
+def issue_text(repro_dir, standalone_path, record, env_text, env_problem):
+    """upstream_issue.md: the issue as PyTorch's bug template asks for it."""
+    import torch
+
+    summary = {}
+    path = os.path.join(repro_dir, "summary.json")
+    if os.path.isfile(path):
+        with open(path) as f:
+            summary = json.load(f)
+    repro = load_repro(os.path.abspath(repro_dir))
+    stage = summary.get("stage") or {}
+    op = stage.get("culprit_op") or ""
+    if not op:
+        ops = summary.get("ops") or sorted({str(n.target) for n in repro.load_program().graph_module.graph.nodes
+                                            if n.op == "call_function" and "getitem" not in str(n.target)})
+        ops = [o for o in ops if not o.startswith("aten.") or o.split(".")[1] not in ("clone", "view", "_to_copy")]
+        op = ops[0] if len(ops) == 1 else ""
+    klass = repro.FAILURE_CLASS
+    what = CLASS_WORDS.get(klass, "crash (" + klass + ")" if klass.startswith("signal") else klass)
+    where = [repro.DEVICE.upper()]
+    if repro.DEVICE == "cpu":
+        where.append(torch.backends.cpu.get_cpu_capability())
+    title = f"[AOTI] {short_op(op) if op else 'program'}: {what}"
+    if stage.get("ran") and stage.get("stage"):
+        title += f" in {stage['stage'].split(' (')[0]}"
+    title += f" ({', '.join(where)})"
+    with open(standalone_path) as f:
+        script = f.read()
+    beside = os.path.splitext(os.path.basename(standalone_path))[0] + "_tensors.pt"
+    has_beside = os.path.exists(os.path.join(os.path.dirname(os.path.abspath(standalone_path)), beside))
+    expected = {
+        "accuracy": "the compiled model's outputs agree with eager's within the rule the script applies "
+                    f"({repro.OPTIONS['accuracy'].get('mode', 'fp64')}: "
+                    + ("`torch._dynamo.utils.same` against a float64 run" if repro.OPTIONS['accuracy'].get('mode', 'fp64') == "fp64"
+                       else "as the script's judge says") + ")",
+        "compile error": "`aoti_compile_and_package` compiles the program",
+    }.get(klass, "the compiled model runs to the end and returns eager's values")
+    md = [f"# {title}", "", "### 🐛 Describe the bug", ""]
+    nodes = summary.get("nodes_after")
+    intro = "`torch._inductor.aoti_compile_and_package` of the program below"
+    if nodes is not None:
+        intro += (f" ({nodes} node{'s' if nodes != 1 else ''}, reduced from {summary.get('nodes_before')}"
+                  + (f" of `{summary.get('package')}`" if summary.get("package") else "") + ")")
+    md.append(intro + f" gives {'an' if what[0] in 'aeiou' else 'a'} {what}" + (f": {repro.CHECK_STR}" if repro.CHECK_STR else "") + ".")
+    md += ["", f"**Expected:** {expected}.", ""]
+    if record and record.get("reproduces"):
+        md.append(f"**Observed:** the script below exits 1 (`{record.get('verdict') or klass}`): run alone with only torch "
+                  f"importable, it reproduced in {record.get('seconds')} s.")
+    elif record:
+        md.append(f"**Observed:** NOT CONFIRMED: the script run alone exited {record.get('exit_code')}"
+                  f" ({record.get('verdict') or record.get('why_not') or 'no verdict'}); the harness's repro.py reproduces.")
+    else:
+        md.append("**Observed:** the script exits 1 when it reproduces (it was not run alone when this text was written: "
+                  "`standalone.py --verify` runs it).")
+    md += ["", "```python", script.rstrip("\n"), "```", ""]
+    if has_beside:
+        md += [f"The script reads `{beside}` beside it (tensors too large to inline, their values matter): attach it.", ""]
+    if stage.get("ran"):
+        md.append(f"**Where it breaks:** {stage.get('stage')}" + (f": {stage['stage_reason']}" if stage.get("stage_reason") else "") + ".")
+        if stage.get("workaround_verified"):
+            md.append(f"**Workaround (verified on the original model):** {stage.get('workaround_what')}: "
+                      f"`{json.dumps(stage.get('workaround'))}`.")
+        md.append("")
+    bisect = summary.get("torch_bisect") or {}
+    if bisect.get("newest_passing") or bisect.get("oldest_failing"):
+        md += [f"**Regression:** passes with torch {bisect.get('newest_passing') or '(none tried passes)'}, "
+               f"fails from {bisect.get('oldest_failing') or '(none tried fails)'}.", ""]
+    md += ["### Versions", "", "```"]
+    md.append(env_text if env_text else f"(not collected: {env_problem})")
+    md += ["```", ""]
+    return "\n".join(md)
+
+
+def write_issue(repro_dir, standalone_path, out_path):
+    record = None
+    rec_path = os.path.splitext(standalone_path)[0] + ".json"
+    if os.path.isfile(rec_path):
+        with open(rec_path) as f:
+            record = json.load(f)
+    env_text, env_problem = collected_env()
+    text = issue_text(repro_dir, standalone_path, record, env_text, env_problem)
+    with open(out_path, "w") as f:
+        f.write(text)
+    return text
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repro_dir", help="a repro directory the reducer wrote (repro.py, repro.pt2)")
@@ -513,6 +643,10 @@ def main(argv=None):
                         help="run the file alone (one AOTI compile; two where values drawn from a seed do not "
                              "reproduce), keep the form that reproduces, and write <stem>.json: whether it does")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a --verify run may take")
+    parser.add_argument("--issue", action="store_true",
+                        help="also write upstream_issue.md beside the file: the issue for PyTorch's tracker (title "
+                             "naming the op, class and stage; the script inline; expected and observed; the verified "
+                             "workaround; torch's regression range; torch.utils.collect_env's report)")
     args = parser.parse_args(argv)
     # Under `bazel run`, paths are the user's: relative to where the command was typed.
     where = os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())
@@ -527,6 +661,13 @@ def main(argv=None):
               "read-only): name a file elsewhere with --out", file=sys.stderr)
         return 2
     repro = load_repro(os.path.abspath(repro_dir))
+    issue_path = os.path.join(os.path.dirname(os.path.abspath(out)), "upstream_issue.md")
+
+    def issue():
+        if args.issue:
+            write_issue(repro_dir, out, issue_path)
+            print(f"standalone.py: wrote {issue_path}")
+
     if args.verify:
         record = verify(repro, out, args.timeout)
         print(f"standalone.py: {out}: {record['lines']} lines, values {record['values']}, "
@@ -535,11 +676,14 @@ def main(argv=None):
               + f" in {record['runs']} run(s), {record['seconds']} s" + (f"; {record['why_not']}" if record["why_not"] else ""))
         if not record["reproduces"] and record.get("output"):
             print(record["output"])
+        if record["written"]:
+            issue()
         return 0 if record["reproduces"] else 1
     written, why, _ = write_standalone(repro, out)
     if written:
         with open(out) as f:
             print(f"standalone.py: wrote {out} ({sum(1 for _ in f)} lines)")
+        issue()
         return 0
     print(f"standalone.py: {out} says why it cannot be written as source: {why}")
     return 3

@@ -13,7 +13,10 @@ top and exits 3. A large tensor whose values do not matter can be drawn from a s
 (`standalone.py --verify`: the file copied alone into an empty directory and run with
 nothing but torch importable): inductor's planted relu bug reproduces, an accuracy drift
 with the weights drawn from a seed in one run, a compile error with exact values; the same
-program without the bug passes (exit 0).
+program without the bug passes (exit 0). upstream_issue.md (--issue): the title names the op,
+the class and the stage, the script is inline whole, the workaround and the regression
+range come from summary.json, the observation from --verify's record where there is one,
+and the versions from torch.utils.collect_env.
 """
 import ast
 import json
@@ -192,6 +195,46 @@ class Emitted(unittest.TestCase):
         self.assertFalse(torch.equal(a.big, ep.state_dict["big"]))
         self.assertTrue(torch.equal(a.fc_weight, ep.state_dict["fc.weight"]), "small tensors stay exact")
 
+    def test_the_upstream_issue_names_the_op_class_and_stage_and_holds_the_script(self):
+        ep = exported(torch.nn.ReLU(), (torch.randn(4),))
+        d = repro_dir(ep, configs='{"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}')
+        summary = {"reduced": True, "failure_class": "accuracy", "nodes_before": 27, "nodes_after": 1,
+                   "package": "block.pt2", "ops": ["aten.relu.default"],
+                   "stage": {"ran": True, "culprit_op": "aten.relu.default",
+                             "stage": "lowering or codegen (the scalar code too)",
+                             "stage_reason": "it passes as an ATen kernel", "workaround_verified": True,
+                             "workaround_what": "relu as an ATen fallback",
+                             "workaround": {"aoti_harness.aten_fallbacks": "[\"aten.relu.default\"]"}},
+                   "torch_bisect": {"newest_passing": "2.12.1", "oldest_failing": "2.13.0"}}
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(summary, f)
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "standalone.py"), d, "--issue"],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        with open(os.path.join(d, "upstream_issue.md")) as f:
+            md = f.read()
+        with open(os.path.join(d, "repro_standalone.py")) as f:
+            script = f.read()
+        cap = torch.backends.cpu.get_cpu_capability()
+        self.assertEqual(md.splitlines()[0], f"# [AOTI] relu: accuracy drift in lowering or codegen (CPU, {cap})")
+        self.assertIn("```python\n" + script.rstrip("\n") + "\n```", md, "the script inline, whole")
+        self.assertIn("1 node, reduced from 27 of `block.pt2`", md)
+        self.assertIn("**Expected:**", md)
+        self.assertIn("not run alone when this text was written", md, "no --verify record: it says so")
+        self.assertIn('relu as an ATen fallback: `{"aoti_harness.aten_fallbacks": "[\\"aten.relu.default\\"]"}`', md)
+        self.assertIn("passes with torch 2.12.1, fails from 2.13.0", md)
+        versions = md.split("### Versions", 1)[1]
+        self.assertIn(f"PyTorch version: {torch.__version__}", versions, "collect_env's report")
+        self.assertNotIn("pip list", versions)
+        # With a --verify record beside the file, the observation is the record's.
+        with open(os.path.join(d, "repro_standalone.json"), "w") as f:
+            json.dump({"reproduces": True, "verdict": "accuracy: RMSE 0.4", "seconds": 31.5, "exit_code": 1}, f)
+        repro = standalone.load_repro(d)
+        del repro
+        text = standalone.write_issue(d, os.path.join(d, "repro_standalone.py"), os.path.join(d, "again.md"))
+        self.assertIn("exits 1 (`accuracy: RMSE 0.4`)", text)
+        self.assertIn("reproduced in 31.5 s", text)
+
     def test_a_case_it_cannot_write_says_so_and_exits_3(self):
         d = repro_dir(exported(torch.nn.ReLU(), (torch.randn(4),)),
                       configs='{"aoti_harness.aten_fallbacks": ["aten.relu"]}')
@@ -231,8 +274,8 @@ def run_alone(d):
 class Reproduces(unittest.TestCase):
     """Real compiles: the file alone, only torch (standalone.py --verify, as a user runs it)."""
 
-    def verify(self, d):
-        proc = subprocess.run([sys.executable, os.path.join(HERE, "standalone.py"), d, "--verify"],
+    def verify(self, d, *flags):
+        proc = subprocess.run([sys.executable, os.path.join(HERE, "standalone.py"), d, "--verify", *flags],
                               capture_output=True, text=True, timeout=1800)
         with open(os.path.join(d, "repro_standalone.json")) as f:
             return proc.returncode, json.load(f), proc.stdout + proc.stderr[-3000:]
@@ -256,10 +299,16 @@ class Reproduces(unittest.TestCase):
     def test_planted_compile_error_reproduces(self):
         d = repro_dir(exported(Block(), (torch.randn(4, 8),)), failure_class="compile error",
                       configs='{"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}')
-        code, record, out = self.verify(d)
+        code, record, out = self.verify(d, "--issue")
         self.assertEqual(code, 0, out)
         self.assertTrue(record["reproduces"] and record["values"] == "exact", record)
         self.assertEqual(record["verdict"], "compile error", record)
+        # The issue's observation is the run's: confirmed alone, with only torch.
+        with open(os.path.join(d, "upstream_issue.md")) as f:
+            md = f.read()
+        self.assertTrue(md.startswith("# [AOTI] program: compile error (CPU, "), md.splitlines()[0])  # three ops, no summary.json
+        self.assertIn("exits 1 (`compile error`)", md)
+        self.assertIn(f"reproduced in {record['seconds']} s", md)
 
 
 if __name__ == "__main__":
