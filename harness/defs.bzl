@@ -25,6 +25,8 @@ A package a team ships, made by its own pipeline, is tested as shipped:
     )
 """
 
+load("@rules_cc//cc:defs.bzl", "cc_test")
+
 _PYTREE_MODULES_DOC = ("Python modules whose pytree types the program's inputs or outputs use (a transformers " +
                        "ModelOutput: [\"transformers.modeling_outputs\"]). The packager imports these, and only " +
                        "these, to read an exported program; a model file that imports its library needs none.")
@@ -56,6 +58,7 @@ def _aoti_package_impl(ctx):
         args.add("--strict-export")
     if ctx.attr.keep_mode:
         args.add("--keep-mode")
+
     # An export-only package compiles nothing: its own mnemonic, so that counts of AOTI
     # compiles (tools/ci_phases.sh, --execution_log_json_file) tell the two apart.
     if ctx.attr.export_only:
@@ -64,10 +67,12 @@ def _aoti_package_impl(ctx):
 
 def _run_packager(ctx, args, sources, out, mnemonic, progress_message):
     """Runs tools/package_model.py; the package is the rule's one output."""
+
     # The action refuses a host (a remote executor) whose CPU ISA is not the key's.
     args.add("--build-key", ctx.file._build_key)
     if ctx.attr.pytree_modules:
         args.add("--pytree-modules", ",".join(ctx.attr.pytree_modules))
+
     # A persistent worker (tools/package_worker.py) imports torch once and forks a child per
     # action; the action's arguments travel in its param file (Bazel: the arguments before
     # it start the worker, the file is the request). The packager's own files are
@@ -172,26 +177,34 @@ aoti_prebuilt_package = rule(
 )
 
 def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [], args = [], data = [], op_libraries = [], shapes = {}, pytree_modules = [], **kwargs):
-    """A cc_test of an aoti_package: gets --aoti_package=<path>, the isolated runner, and
-    the reducer's listener (on with DUMP_AOTI_MINIFIER=1 or --aoti_reduce_on_failure).
+    """A cc_test of an aoti_package, with the isolated runner and the reducer's listener.
 
-    package: the aoti_package under test (aoti::PackageUnderTest()).
-    packages: more of them by key, {"small": ":m_small", "large": ":m_large"}, for a test
-    that checks a model at several shapes or checkpoints (aoti::PackageUnderTest("small")).
-    Give package, packages, or both.
+    The test gets --aoti_package=<path>; the listener reduces a failure with
+    DUMP_AOTI_MINIFIER=1 or --aoti_reduce_on_failure. With no srcs it runs the harness'
+    generic test: EXPECT_AOTI_MATCHES_EAGER on the sample inputs of each package. A package
+    with dynamic dimensions is also checked at its ranges' minimum and maximum, and at sizes
+    no two dynamic dimensions share.
 
-    shapes: more shapes for the generic test, {"long": "2x64/2x64"} (each user input's sizes
-    separated by '/', dimensions by 'x'), each a test of its own (AotiModelShapes.long). A
-    package with dynamic dimensions is also checked at its ranges' minimum and maximum, and at
-    sizes no two dynamic dimensions share.
-
-    With no srcs it runs the harness' generic test: EXPECT_AOTI_MATCHES_EAGER on the sample
-    inputs of each package. op_libraries: shared libraries of custom operators the
-    compiled model calls (loaded into the runner child process). pytree_modules: the Python
-    modules whose pytree types the package's program uses (as its aoti_package or
-    aoti_prebuilt_package declares them): the reducer's compile server and repro.py import
-    these, and only these, to read the program. shard_count and the
-    other cc_test attributes pass through (the test main honours Bazel's sharding).
+    Args:
+      name: the test's name.
+      package: the aoti_package under test (aoti::PackageUnderTest()). Give package,
+        packages, or both.
+      packages: more of them by key, {"small": ":m_small", "large": ":m_large"}, for a test
+        that checks a model at several shapes or checkpoints (aoti::PackageUnderTest("small")).
+      srcs: the test's own sources (default: the generic test).
+      deps: more dependencies of the test.
+      args: more arguments of the test.
+      data: more runfiles of the test.
+      op_libraries: shared libraries of custom operators the compiled model calls (loaded
+        into the runner child process).
+      shapes: more shapes for the generic test, {"long": "2x64/2x64"} (each user input's
+        sizes separated by '/', dimensions by 'x'), each a test of its own
+        (AotiModelShapes.long).
+      pytree_modules: the Python modules whose pytree types the package's program uses (as
+        its aoti_package or aoti_prebuilt_package declares them): the reducer's compile
+        server and repro.py import these, and only these, to read the program.
+      **kwargs: shard_count and the other cc_test attributes (the test main honours Bazel's
+        sharding).
     """
     if not package and not packages:
         fail("aoti_model_test %s: give package (an aoti_package) or packages ({key: aoti_package})" % name)
@@ -207,7 +220,7 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
     package_args = ["--aoti_package=$(rootpath %s)" % package] if package else []
     if packages:
         package_args.append("--aoti_packages=" + ",".join(["%s=$(rootpath %s)" % (key, packages[key]) for key in packages]))
-    native.cc_test(
+    cc_test(
         name = name,
         srcs = srcs or [],
         deps = deps + [

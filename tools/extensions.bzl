@@ -5,7 +5,7 @@ versions and not run here (only Bazel 4.2.3 is available)."""
 load("@bazel_tools//tools/build_defs/repo:local.bzl", "new_local_repository")
 load(":repositories.bzl", "torch_repository")
 
-def _aoti_harness_impl(module_ctx):
+def _aoti_harness_impl(_module_ctx):
     torch_repository(name = "torch")
     new_local_repository(
         name = "system_libs",

@@ -75,6 +75,7 @@ def _torch_repository_impl(rctx):
     lib = torch_dir + "/lib"
     if _wants_cuda(rctx) and not info["cuda"]:
         fail("aoti_harness: AOTI_TORCH=cuda (--config=cuda), and torch %s at %s is a CPU-only build. %s" % (info["version"], torch_dir, _CUDA_HINT))
+
     # A CUDA build of torch: libtorch_cuda registers the CUDA AOTI runner and the CUDA
     # kernels, so it is linked explicitly (with --no-as-needed, as nothing names it). A
     # CUDA torch is linked by -l and the absolute rpath only, with no Bazel sources:
@@ -95,6 +96,7 @@ def _torch_repository_impl(rctx):
         "PYTHON = %r" % info["python"],
         "",
     ]))
+
     # What an AOTI package depends on besides its sources: the torch build, the host's
     # CPU ISA (AOTI compiles for the host's vector extensions) and the C++ compiler. An
     # input of every aoti_package action, so a disk or remote cache never serves a
@@ -159,6 +161,8 @@ torch_repository = repository_rule(
     doc = "libtorch and the Python interpreter from the project's torch install.",
 )
 
+# A WORKSPACE macro: it declares repositories, not targets, so it takes no name.
+# buildifier: disable=unnamed-macro
 def aoti_harness_dependencies():
     """Declares @torch, @system_libs and the offline Bazel rule stand-ins."""
     torch_repository(name = "torch")

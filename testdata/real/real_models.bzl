@@ -20,8 +20,14 @@ PLANTS = {
 }
 
 def real_model(name):
-    """<name>: the AOTI package; <name>_test: its check; <name>_bf16: the model in bfloat16
-    (export only), for the interpreter's bit-identity test."""
+    """One healthy model of the corpus.
+
+    <name>: the AOTI package; <name>_test: its check; <name>_bf16: the model in bfloat16
+    (export only), for the interpreter's bit-identity test.
+
+    Args:
+      name: the model, <name>.py.
+    """
     aoti_package(name = name, model = name + ".py", data = ["hf_output.py"])
     aoti_model_test(name = name + "_test", size = "medium", package = ":" + name)
     aoti_package(name = name + "_bf16", model = name + ".py", data = ["hf_output.py"], dtype = "bfloat16", export_only = True)
@@ -30,9 +36,17 @@ def real_model(name):
 UNNAMED = {"cpp.descriptive_names": "false"}
 
 def planted(model, plant, unnamed = False, model_kwargs = None):
-    """<model>_<plant>: the package with the planted bug; <model>_<plant>_test fails. Tagged
-    manual: tools/real_models.sh runs it under DUMP_AOTI_MINIFIER=1. `unnamed`: compiled with
-    the kernels' descriptive names off (<model>_<plant>_unnamed)."""
+    """One planted failure of the corpus.
+
+    <model>_<plant>: the package with the planted bug; <model>_<plant>_test fails. Tagged
+    manual: tools/real_models.sh runs it under DUMP_AOTI_MINIFIER=1.
+
+    Args:
+      model: the model, <model>.py.
+      plant: a key of PLANTS.
+      unnamed: compiled with the kernels' descriptive names off (<model>_<plant>_unnamed).
+      model_kwargs: the model's arguments, in place of the plant's.
+    """
     kwargs, configs = PLANTS[plant]
     name = model + "_" + plant + ("_unnamed" if unnamed else "")
     aoti_package(
@@ -46,16 +60,31 @@ def planted(model, plant, unnamed = False, model_kwargs = None):
     planted_case(name)
 
 def planted_case(name, package = None, **kwargs):
-    """<name>_test: the planted package <name> (or `package`) checked (by the generic test, or
-    by `srcs`), failing on purpose. Tagged manual: tools/real_models.sh runs it under
-    DUMP_AOTI_MINIFIER=1."""
+    """The test of a planted package, failing on purpose.
+
+    <name>_test: the planted package <name> (or `package`) checked (by the generic test, or
+    by `srcs`). Tagged manual: tools/real_models.sh runs it under DUMP_AOTI_MINIFIER=1.
+
+    Args:
+      name: the planted package's name.
+      package: the package checked, when not :<name>.
+      **kwargs: aoti_model_test's other attributes.
+    """
     aoti_model_test(name = name + "_test", size = "large", package = package or ":" + name, tags = ["manual"], **kwargs)
 
 def control_flow_model(name, plants, data = []):
-    """A model that is not one straight line (control flow, data-dependent sizes, state written
-    in forward): <name> and <name>_test, healthy; for each plant ("relu_accuracy",
-    "compile_error_unnamed", ...) <name>_<plant> and its test, failing on purpose (manual;
-    tools/real_models.sh)."""
+    """A model that is not one straight line, healthy, and with bugs planted.
+
+    Control flow, data-dependent sizes, state written in forward: <name> and <name>_test,
+    healthy; for each plant <name>_<plant> and its test, failing on purpose (manual;
+    tools/real_models.sh).
+
+    Args:
+      name: the model, <name>.py.
+      plants: plants of PLANTS, each optionally with "_unnamed" ("relu_accuracy",
+        "compile_error_unnamed", ...).
+      data: the model's data files.
+    """
     aoti_package(name = name, model = name + ".py", data = data)
     aoti_model_test(name = name + "_test", size = "medium", package = ":" + name)
     for plant in plants:
