@@ -59,13 +59,15 @@ CompileServerOptions ServerIn(const TempDir& work) { return ServerIn(work.path()
 
 // The compile server the shard's planted and kept scenarios share, as one reduction's
 // candidates share theirs: torch imported and inductor's first compile set up once per
-// shard, not by two servers per scenario (the default pool on 2 cores). Those scenarios
-// reduce with one server (--jobs=1); the pool's own test below starts two of its own.
-// Started before a scenario counts the files in $TEST_TMPDIR, and its temporary directory
-// (aoti_compile_server*) is left out of that count: it outlives the scenarios on purpose.
-constexpr char kSharedServerPrefix[] = "aoti_compile_server";
+// shard, not once per scenario. Those scenarios reduce with this one server (--jobs=1, the
+// default on 2 cores, here on any machine); the pool's own test below starts two of its own.
+// Started before a scenario counts the files in $TEST_TMPDIR, and its directories (its
+// home, and the TMPDIR CompileClient makes for it) are left out of that count: they outlive
+// the scenarios on purpose.
+constexpr char kSharedServerHome[] = "aoti_reduce_test_shared_server";
+constexpr char kServerTmpPrefix[] = "aoti_compile_server";  // CompileClient's TempDir for the server
 CompileServerOptions SharedServerOptions() {
-  static TempDir home("aoti_reduce_test_shared_server");  // made first, so removed after the server stops
+  static TempDir home(kSharedServerHome);  // made first, so removed after the server stops
   CompileServerOptions server = ServerIn(home);
   if (!FLAGS_op_library.empty()) server.op_libraries = {FLAGS_op_library};
   return server;
@@ -81,7 +83,7 @@ CompileClient& SharedClient() {
 std::set<std::string> ScenarioEntries(const std::set<std::string>& names) {
   std::set<std::string> kept;
   for (const auto& n : names) {
-    if (n.rfind(kSharedServerPrefix, 0) != 0 && n.rfind("aoti_reduce_test_shared_server", 0) != 0) kept.insert(n);
+    if (n.rfind(kServerTmpPrefix, 0) != 0 && n.rfind(kSharedServerHome, 0) != 0) kept.insert(n);
   }
   return kept;
 }

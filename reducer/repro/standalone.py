@@ -549,8 +549,9 @@ def collected_env(timeout_s=300):
     return "\n".join(kept), ""
 
 
-def issue_text(repro_dir, standalone_path, record, env_text, env_problem):
-    """upstream_issue.md: the issue as PyTorch's bug template asks for it."""
+def issue_text(repro, repro_dir, standalone_path, record, env_text, env_problem):
+    """upstream_issue.md: the issue as PyTorch's bug template asks for it; `repro` is
+    load_repro(repro_dir)."""
     import torch
 
     summary = {}
@@ -558,7 +559,6 @@ def issue_text(repro_dir, standalone_path, record, env_text, env_problem):
     if os.path.isfile(path):
         with open(path) as f:
             summary = json.load(f)
-    repro = load_repro(os.path.abspath(repro_dir))
     stage = summary.get("stage") or {}
     op = stage.get("culprit_op") or ""
     if not op:
@@ -622,14 +622,14 @@ def issue_text(repro_dir, standalone_path, record, env_text, env_problem):
     return "\n".join(md)
 
 
-def write_issue(repro_dir, standalone_path, out_path):
+def write_issue(repro, repro_dir, standalone_path, out_path):
     record = None
     rec_path = os.path.splitext(standalone_path)[0] + ".json"
     if os.path.isfile(rec_path):
         with open(rec_path) as f:
             record = json.load(f)
     env_text, env_problem = collected_env()
-    text = issue_text(repro_dir, standalone_path, record, env_text, env_problem)
+    text = issue_text(repro, repro_dir, standalone_path, record, env_text, env_problem)
     with open(out_path, "w") as f:
         f.write(text)
     return text
@@ -665,7 +665,7 @@ def main(argv=None):
 
     def issue():
         if args.issue:
-            write_issue(repro_dir, out, issue_path)
+            write_issue(repro, repro_dir, out, issue_path)
             print(f"standalone.py: wrote {issue_path}")
 
     if args.verify:

@@ -229,9 +229,8 @@ class Emitted(unittest.TestCase):
         # With a --verify record beside the file, the observation is the record's.
         with open(os.path.join(d, "repro_standalone.json"), "w") as f:
             json.dump({"reproduces": True, "verdict": "accuracy: RMSE 0.4", "seconds": 31.5, "exit_code": 1}, f)
-        repro = standalone.load_repro(d)
-        del repro
-        text = standalone.write_issue(d, os.path.join(d, "repro_standalone.py"), os.path.join(d, "again.md"))
+        text = standalone.write_issue(standalone.load_repro(d), d, os.path.join(d, "repro_standalone.py"),
+                                      os.path.join(d, "again.md"))
         self.assertIn("exits 1 (`accuracy: RMSE 0.4`)", text)
         self.assertIn("reproduced in 31.5 s", text)
 
