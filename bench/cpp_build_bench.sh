@@ -3,8 +3,9 @@
 # (harness/pch) and without it (--define=aoti_pch=off), one after the other on this machine.
 # Each build has an output base of its own, new, and no disk cache: every C++ compile of
 # the main workspace's cc_library, cc_test and cc_binary targets runs, and nothing else (the
-# compilation_outputs output group: no link, no AOTI package a test reads). Prints a table: wall time, the compiles' summed time (Bazel's profile), and the
-# precompiled header's own action.
+# compilation_outputs output group: no link, no AOTI package a test reads). Prints a table:
+# wall time, the compiles' summed time (Bazel's profile), and the precompiled header's own
+# action.
 #
 # Usage: bash bench/cpp_build_bench.sh [--jobs N]   (about 25 min on 2 cores)
 source "$(dirname "${BASH_SOURCE[0]}")/../tools/bazel_env.sh"

@@ -20,7 +20,10 @@ _PCH = Label("//harness/pch")
 # Bazel's action cache would keep an object compiled against an older one; the stamp, a
 # digest of the .gch that gcc does read as text, is listed, so that a new precompiled
 # header recompiles what used the old one.
-_PRELUDE_COPTS = ["-include", "harness/pch/prelude.h", "-include", "harness/pch/prelude_stamp.h"]
+# harness/pch/BUILD.bazel names its outputs from these, so that the two cannot drift apart.
+PRELUDE = "prelude.h"
+PRELUDE_STAMP = "prelude_stamp.h"
+_PRELUDE_COPTS = ["-include", "harness/pch/" + PRELUDE, "-include", "harness/pch/" + PRELUDE_STAMP]
 
 def _with_prelude(kwargs):
     kwargs = dict(kwargs)

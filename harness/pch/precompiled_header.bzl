@@ -1,15 +1,16 @@
 """precompiled_header: one header, compiled once with the C++ toolchain's own flags.
 
 The rule copies `src` into the output tree as `out` and, with gcc, compiles it beside itself
-as `out`.gch (and writes `stamp`, a comment holding the .gch's digest), with exactly the command line the toolchain gives a C++ compile in this
-configuration (its features, --copt and --cxxopt, the deps' include paths and defines,
-position-independent code like the libraries' objects). It provides both files as headers
-and the deps' compilation context, but no linking: a target that depends on it and is
-compiled with `-include <out> -include <stamp>` (harness/cc.bzl) has gcc load the precompiled header instead
-of parsing its text. gcc uses the .gch only when the translation unit's options match
-(-Winvalid-pch names a mismatch) and parses the text otherwise, so a mismatch costs time,
-never correctness. With another compiler (clang in --config=fuzz), or with
---define=aoti_pch=off, `out` and `stamp` are empty headers and no .gch is made.
+as `out`.gch (and writes `stamp`, a comment holding the .gch's digest), with exactly the
+command line the toolchain gives a C++ compile in this configuration (its features, --copt
+and --cxxopt, the deps' include paths and defines, position-independent code like the
+libraries' objects). It provides the files as headers and the deps' compilation context, but
+no linking: a target that depends on it and is compiled with `-include <out> -include
+<stamp>` (harness/cc.bzl) has gcc load the precompiled header instead of parsing its text.
+gcc uses the .gch only when the translation unit's options match (-Winvalid-pch names a
+mismatch) and parses the text otherwise, so a mismatch costs time, never correctness. With
+another compiler (clang in --config=fuzz), or with --define=aoti_pch=off, `out` and `stamp`
+are empty headers and no .gch is made.
 
 gcc's dependency file (-MD) never lists a precompiled header it used, so Bazel, which keeps
 an object's inputs to those the dependency file lists, would not recompile it when the .gch
@@ -80,8 +81,8 @@ def _precompiled_header_impl(ctx):
             progress_message = "Stamping %s" % gch.short_path,
         )
     else:
-        ctx.actions.write(header, "// The precompiled header is off in this configuration.\n")
-        ctx.actions.write(stamp, "// The precompiled header is off in this configuration.\n")
+        for empty in (header, stamp):
+            ctx.actions.write(empty, "// The precompiled header is off in this configuration.\n")
     context = cc_common.create_compilation_context(headers = depset(headers))
     return [
         DefaultInfo(files = depset(headers)),
