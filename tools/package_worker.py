@@ -16,7 +16,8 @@ pattern tables, its lowerings and decompositions, the compiler's probes are buil
 use, in memory); a child forked from a cold worker would pay that every time. So a worker started
 with --warm-up (the AotiPackage actions' workers; exports compile nothing) compiles a
 two-op model once, in a cache directory of its own that it removes when it
-exits, before it takes a request: every child starts warm. What the warm-up leaves in
+exits (and that a later worker removes where Bazel killed this one with SIGKILL), before
+it takes a request: every child starts warm. What the warm-up leaves in
 memory is keyed by content (a child that meets the same kernel gets the same code), and
 nothing of it reaches a child's files: each request has its own TORCHINDUCTOR_CACHE_DIR,
 as a fresh process would. A warm-up that fails is logged and skipped; requests then run
@@ -264,6 +265,47 @@ def _stamp(paths):
     return out
 
 
+WARM_PREFIX = "aoti_package_worker_"
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_warm_dirs(parent):
+    """Removes the warm-up directories (WARM_PREFIX<pid>_...) in `parent` whose worker is
+    gone: Bazel ends a worker with SIGKILL at times (a server shut down, a worker it
+    destroys), which no handler sees. A directory of a live process, or one whose name
+    carries no process id (made by an older worker: its owner cannot be told), is left.
+    Returns the directories removed."""
+    removed = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(WARM_PREFIX):
+            continue
+        pid = name[len(WARM_PREFIX):].split("_", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        path = os.path.join(parent, name)
+        try:
+            if os.stat(path).st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
 def serve(warm):
     # The protocol owns stdout: whatever an import prints goes to the worker's log.
     proto_out = os.fdopen(os.dup(1), "wb")
@@ -273,7 +315,8 @@ def serve(warm):
     watched = import_torch()
     stamp = _stamp(watched)
     owner = os.getpid()
-    warm_dir = tempfile.mkdtemp(prefix="aoti_package_worker_")
+    remove_stale_warm_dirs(tempfile.gettempdir())
+    warm_dir = tempfile.mkdtemp(prefix=f"{WARM_PREFIX}{owner}_")
 
     def remove_warm_dir():
         if os.getpid() == owner:

@@ -157,6 +157,39 @@ check(proc.stdout.read() == b"", "nothing but answers on the protocol's stdout")
 left = [n for n in os.listdir(worker_tmp) if n.startswith("aoti_package_worker_")]
 check(left == [], f"the worker leaves no directory of its own behind: {os.listdir(worker_tmp)}")
 
+# A worker killed with SIGKILL (as Bazel kills one at times) leaves its directory; the next
+# worker to start removes it, and leaves a live process's and an unnumbered one's alone.
+dead = subprocess.Popen([sys.executable, "-c", "pass"])
+dead.wait()
+stale = os.path.join(worker_tmp, f"{pw.WARM_PREFIX}{dead.pid}_abc")
+live = os.path.join(worker_tmp, f"{pw.WARM_PREFIX}{os.getpid()}_abc")
+unnumbered = os.path.join(worker_tmp, f"{pw.WARM_PREFIX}abc")
+for d in (stale, live, unnumbered):
+    os.makedirs(os.path.join(d, "sub"))
+check(pw.remove_stale_warm_dirs(worker_tmp) == [stale], "a dead worker's directory is removed")
+check(not os.path.exists(stale) and os.path.isdir(live) and os.path.isdir(unnumbered),
+      f"only the dead worker's directory goes: {os.listdir(worker_tmp)}")
+for d in (live, unnumbered):
+    os.rename(d, os.path.join(tmp, os.path.basename(d)))
+proc = subprocess.Popen([sys.executable, os.path.join(HERE, "package_worker.py"), "--persistent_worker"],
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+r = ask([script, "ok"], 9)
+check(r["exit_code"] == 0, f"a worker answers before it is killed: {r}")
+mine = [n for n in os.listdir(worker_tmp) if n.startswith(f"{pw.WARM_PREFIX}{proc.pid}_")]
+check(len(mine) == 1, f"a worker's directory carries its process id: {os.listdir(worker_tmp)}")
+proc.kill()
+proc.wait()
+os.makedirs(os.path.join(worker_tmp, mine[0] if mine else "x", "left"), exist_ok=True)
+proc = subprocess.Popen([sys.executable, os.path.join(HERE, "package_worker.py"), "--persistent_worker"],
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+r = ask([script, "ok"], 10)
+check(mine and not os.path.exists(os.path.join(worker_tmp, mine[0])),
+      f"the next worker removes the killed one's directory: {os.listdir(worker_tmp)}")
+proc.stdin.close()
+proc.wait(timeout=120)
+check([n for n in os.listdir(worker_tmp) if n.startswith(pw.WARM_PREFIX)] == [],
+      f"and its own at the end of its input: {os.listdir(worker_tmp)}")
+
 # End of input: the worker exits 0.
 proc = subprocess.Popen([sys.executable, os.path.join(HERE, "package_worker.py"), "--persistent_worker"],
                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
