@@ -235,12 +235,14 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
             Label("//tools:package_model_lib"),
             Label("//tools:aoti_aten_fallbacks.py"),
             Label("//tools:remote_compile_cache.py"),
+            Label("//reducer:repro/standalone.py"),
             Label("@torch//:python"),
         ],
         args = args + package_args + [
             "--aoti_runner=$(rootpath %s)" % Label("//harness/runner:aoti_runner"),
             "--aoti_python=$(rootpath %s)" % Label("@torch//:python"),
             "--aoti_compile_server=$(rootpath %s)" % Label("//tools:compile_server.py"),
+            "--aoti_standalone_script=$(rootpath %s)" % Label("//reducer:repro/standalone.py"),
         ] + lib_args + shape_args + pytree_args,
         **kwargs
     )

@@ -48,6 +48,7 @@
 #include "harness/util/temp_dir.h"
 #include "harness/check/check.h"
 #include "reducer/artifacts.h"
+#include "reducer/standalone_repro.h"
 #include "reducer/progress.h"
 #include "reducer/reducer.h"
 #include "reducer/strategies/strategy.h"
@@ -292,7 +293,8 @@ int Main(int argc, char** argv) {
   }
   const std::string out = aoti::FromWorkingDirectory(FLAGS_out.empty() ? "aoti_repro" : FLAGS_out);
   aoti::MakeDirs(out);
-  aoti::CompileClient client(ServerFromFlags(spec, options, argv[0], out));
+  const aoti::CompileServerOptions server = ServerFromFlags(spec, options, argv[0], out);
+  aoti::CompileClient client(server);
   aoti::TempDir work("aoti_reduce");
   aoti::ProgressLog progress;
   aoti::ReduceResult r;
@@ -304,13 +306,30 @@ int Main(int argc, char** argv) {
     return 4;
   }
   aoti::WriteArtifacts(r, spec, options, out);
+  // The torch-only repro, proven by a run with only torch (--noaoti_reduce_standalone_verify:
+  // written only).
+  aoti::StandaloneOptions standalone;
+  standalone.python = server.python;
+  standalone.script = FLAGS_aoti_standalone_script;
+  if (standalone.script.empty()) {
+    const char* env_runfiles = std::getenv("RUNFILES_DIR");
+    standalone.script = (env_runfiles ? std::string(env_runfiles) : Dirname(argv[0]) + "/aoti_reduce.runfiles") +
+                        "/aoti_harness/reducer/repro/standalone.py";
+  }
+  standalone.verify = FLAGS_aoti_reduce_standalone_verify;
+  standalone.env_pass_through = spec.check.runner.env_pass_through;
+  standalone.deadline = options.deadline;
+  standalone.max_seconds = 1800;
+  std::cout << "writing repro_standalone.py" << (standalone.verify ? " and running it alone" : "") << "\n";
+  const aoti::StandaloneRecord alone = aoti::WriteStandaloneRepro(out, standalone);
   std::cout << "reduced " << r.failure_class << " from " << r.nodes_before << " to " << r.nodes_after << " nodes with "
             << r.compiles << " compiles on " << r.jobs << " compile server" << (r.jobs == 1 ? "" : "s") << " ("
             << r.speculative_compiles << " compiled ahead and not needed, " << r.cache_hits << " cache hits, "
             << r.disk_cache_hits << " compiles served by the disk cache"
             << (r.remote_cache.empty() ? "" : ", " + std::to_string(r.remote_cache_hits) + " of them by the remote cache")
             << ") in " << r.seconds << " s\n"
-            << aoti::FormatGraph(r.minimal) << "artifacts: " << out << "\n";
+            << aoti::FormatGraph(r.minimal) << "repro_standalone.py: " << aoti::StandaloneText(alone) << "\n"
+            << "artifacts: " << out << "\n";
   return 0;
 }
 

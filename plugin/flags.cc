@@ -45,6 +45,13 @@ DEFINE_bool(aoti_reduce_stage_ladder, EnvOr("AOTI_REDUCE_STAGE_LADDER", "1") != 
             "Once reduced, find the stage of the compiler at fault (a few compiles of the repro) and a workaround "
             "verified on the original (one or two compiles of it): report.md, workaround.md. "
             "Env: AOTI_REDUCE_STAGE_LADDER=0 turns it off.");
+DEFINE_string(aoti_standalone_script, "",
+              "reducer/repro/standalone.py (set by aoti_model_test): after each reduction it writes the torch-only "
+              "repro_standalone.py and upstream_issue.md into the repro; empty: not written.");
+DEFINE_bool(aoti_reduce_standalone_verify, EnvOr("AOTI_REDUCE_STANDALONE_VERIFY", "1") != std::string("0"),
+            "Run repro_standalone.py alone once written (an empty directory, only torch importable: one AOTI "
+            "compile) and record whether it reproduces (summary.json, report.md, test.xml). "
+            "Env: AOTI_REDUCE_STANDALONE_VERIFY=0 writes it without running it.");
 DEFINE_bool(aoti_reduce_lift_control_flow, true,
             "Reduce a program with control flow (cond, while_loop, scan, map, autocast regions) with it lifted as it "
             "ran (the branch taken, a loop's first iteration), where that still fails the same way; false keeps the "

@@ -46,6 +46,8 @@ DECLARE_bool(aoti_reduce_on_failure);     // reduce failed checks when the test 
 DECLARE_int32(aoti_repro_level);          // which failures: AOTINDUCTOR_REPRO_LEVEL
 DECLARE_string(aoti_python);
 DECLARE_string(aoti_compile_server);
+DECLARE_string(aoti_standalone_script);
+DECLARE_bool(aoti_reduce_standalone_verify);
 DECLARE_int32(aoti_reduce_jobs);
 DECLARE_bool(aoti_reduce_random_weights);
 DECLARE_bool(aoti_reduce_stage_ladder);

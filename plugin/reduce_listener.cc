@@ -17,6 +17,7 @@
 #include "plugin/test_hooks.h"
 #include "harness/check/check.h"
 #include "reducer/artifacts.h"
+#include "reducer/standalone_repro.h"
 #include "reducer/progress.h"
 #include "reducer/reducer.h"
 
@@ -162,10 +163,22 @@ void ReduceCase(const FailingCase& c, const std::string& where, const std::strin
     LOG(WARNING) << c.test_name << ": " << advice << "; the repro in " << ForUser(out) << " is the best one so far";
     ::testing::Test::RecordProperty("aoti_timeout_advice" + suffix, advice);
   }
-  const std::string summary = Summary(c, r, out);
+  // The torch-only repro for PyTorch's tracker, proven by a run with only torch.
+  StandaloneOptions standalone;
+  standalone.python = server.python;
+  standalone.script = FLAGS_aoti_standalone_script;
+  standalone.verify = FLAGS_aoti_reduce_standalone_verify;
+  standalone.env_pass_through = c.options.runner.env_pass_through;
+  standalone.deadline = options.deadline;
+  LOG(INFO) << "writing repro_standalone.py and upstream_issue.md"
+            << (standalone.verify ? ", then running it alone with only torch" : "");
+  const StandaloneRecord alone = WriteStandaloneRepro(out, standalone);
+  const std::string summary = Summary(c, r, out) + "\n  repro_standalone.py: " + StandaloneText(alone);
   LOG(INFO) << summary << "\n" << FormatGraph(r.minimal);
   Annotate(c.test_name, summary + "\n" + FormatGraph(r.minimal));
   RecordReduction(r, out, suffix);
+  ::testing::Test::RecordProperty("aoti_standalone" + suffix, StandaloneText(alone));
+  ::testing::Test::RecordProperty("aoti_standalone_reproduces" + suffix, alone.reproduces ? "true" : "false");
 }
 
 }  // namespace

@@ -9,7 +9,10 @@
 #      it. Shown: the first three lines of its failure, where its repro landed, the first
 #      lines of its report, its test.xml properties and Bazel annotation, its report.html
 #      opened in headless Chromium, and how to run repro.py and the generated repro_test;
-#      then python repro.py is run (it must fail the same way). Beside it, two tests at a
+#      then python repro.py is run (it must fail the same way), and the torch-only
+#      repro_standalone.py the reduction wrote and proved (summary.json, test.xml) is run
+#      alone in an empty directory with only torch importable (it must reproduce), its
+#      upstream_issue.md's title naming relu's accuracy drift. Beside it, two tests at a
 #      time (--local_test_jobs=2) sharing that cache: regressor_checks_test, two packages
 #      by key and four checks in three shards, two of them failing. Each check must run in
 #      exactly one shard, each failing one be reduced into its own shard's outputs, and a
@@ -117,6 +120,29 @@ else
   set -e
   echo "  python repro.py: exit $py"
   [ "$py" -eq 1 ] || { fail "python repro.py exited $py, expected 1 (fails the same way)"; tail -5 "$OUT/repro_py.log"; }
+  # The torch-only repro the reducer wrote and proved, and the issue for PyTorch's tracker.
+  echo "  repro_standalone.py and upstream_issue.md (the repro for PyTorch's tracker):"
+  for f in repro_standalone.py upstream_issue.md; do
+    [ -f "$repro/$f" ] || fail "the demo's repro lacks $f"
+  done
+  alone_rec="$("$AOTI_PYTHON" -c 'import json,sys; s=json.load(open(sys.argv[1])).get("standalone") or {}; print(s.get("reproduces"), s.get("lines"), s.get("seconds"), "|", s.get("text"))' "$summary")"
+  echo "    summary.json's standalone: $alone_rec"
+  [[ "$alone_rec" == "True "* ]] || fail "summary.json does not say repro_standalone.py reproduces"
+  grep -q '^aoti_standalone_reproduces=true$' <<<"$props" || fail "test.xml's aoti_standalone_reproduces is not true"
+  grep -q "^## The torch-only repro" "$repro/report.md" || fail "report.md has no section on repro_standalone.py"
+  echo "    upstream_issue.md's title: $(head -1 "$repro/upstream_issue.md")"
+  grep -q '^# \[AOTI\] relu: accuracy drift' "$repro/upstream_issue.md" || fail "upstream_issue.md's title does not name relu's accuracy drift"
+  # Run here as a maintainer would: the file alone in an empty directory, only torch importable.
+  alone_dir="$(mktemp -d "${TMPDIR:-/tmp}/aoti_example_alone.XXXXXX")"
+  cp "$repro/repro_standalone.py" "$alone_dir/"
+  [ ! -f "$repro/repro_standalone_tensors.pt" ] || cp "$repro/repro_standalone_tensors.pt" "$alone_dir/"
+  set +e
+  (cd "$alone_dir" && env -u PYTHONPATH TMPDIR="$alone_dir" "$AOTI_PYTHON" repro_standalone.py) >"$OUT/repro_standalone.log" 2>&1
+  alone=$?
+  set -e
+  rm -rf "$alone_dir"
+  echo "    python repro_standalone.py, alone: exit $alone ($(wc -l <"$repro/repro_standalone.py") lines; $(grep -m1 'REPRODUCES\|does not reproduce' "$OUT/repro_standalone.log" || true))"
+  [ "$alone" -eq 1 ] || { fail "python repro_standalone.py exited $alone alone, expected 1 (reproduces)"; tail -5 "$OUT/repro_standalone.log"; }
 fi
 # The sharded target: each of its 4 checks ran in exactly one of the 3 shards; each
 # failing check was reduced into its own shard's outputs.zip; the healthy ones passed;
@@ -170,6 +196,10 @@ for shard in (1, 2, 3):
                 problems.append(f"{name}: the repro has {s['nodes_after']} nodes, expected at most 2")
             if not props.get("aoti_repro", "").startswith("aoti/"):
                 problems.append(f"{name}: test.xml's aoti_repro is {props.get('aoti_repro')!r}")
+            alone = s.get("standalone") or {}
+            print(f"      repro_standalone.py: {alone.get('text')}")
+            if not alone.get("reproduces") or props.get("aoti_standalone_reproduces") != "true":
+                problems.append(f"{name}: repro_standalone.py was not proven to reproduce: {alone.get('text')!r}")
 expected = ["Buggy.FarOutOfRange", "Buggy.SampleInputs", "Healthy.FarOutOfRange", "Healthy.SampleInputs"]
 if sorted(ran) != expected or any(len(v) != 1 for v in ran.values()):
     problems.append(f"checks by shard: {ran}; expected each of {expected} in exactly one shard")
@@ -247,7 +277,10 @@ first_compiles="$("$AOTI_PYTHON" -c 'import json,sys; print(json.load(open(sys.a
 first_seconds="$("$AOTI_PYTHON" -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["seconds"]))' "${summary:-/dev/null}" 2>/dev/null || echo "?")"
 set +e
 start_s=$(date +%s)
-bazel_cmd test //:failing_demo_test --test_env=DUMP_AOTI_MINIFIER=1 --nocache_test_results >"$OUT.demo2.log" 2>&1
+# (The first run proved repro_standalone.py; this one writes it without its run alone, an
+# AOTI compile outside the compile cache, so that what it shows is the cache.)
+bazel_cmd test //:failing_demo_test --test_env=DUMP_AOTI_MINIFIER=1 --test_env=AOTI_REDUCE_STANDALONE_VERIFY=0 \
+  --nocache_test_results >"$OUT.demo2.log" 2>&1
 rc=$?
 wall2=$(( $(date +%s) - start_s ))
 set -e
@@ -261,7 +294,9 @@ s = json.load(open(path))
 print(f"  | run | compiles | from the disk cache | reduction (s) |")
 print(f"  | first (with the sharded test) | {first_compiles} | | {first_seconds} |")
 print(f"  | second | {s['compiles']} | {s['disk_cache_hits']} | {round(s['seconds'])} |  (bazel test: {wall2} s)")
-sys.exit(0 if s["compiles"] == 0 and s["disk_cache_hits"] > 0 and s["nodes_after"] <= 2 else 1)
+alone = s.get("standalone") or {}
+print(f"  | repro_standalone.py (written, not run) | {alone.get('text')} |")
+sys.exit(0 if s["compiles"] == 0 and s["disk_cache_hits"] > 0 and s["nodes_after"] <= 2 and alone.get("written") else 1)
 PY
 
 echo "archives: $(bazel info bazel-bin 2>/dev/null)/*.pt2"
