@@ -180,21 +180,16 @@ check(len(mine) == 1, f"a worker's directory carries its process id: {os.listdir
 proc.kill()
 proc.wait()
 os.makedirs(os.path.join(worker_tmp, mine[0] if mine else "x", "left"), exist_ok=True)
+# The next worker removes it; at the end of its input it exits 0, its own directory gone.
 proc = subprocess.Popen([sys.executable, os.path.join(HERE, "package_worker.py"), "--persistent_worker"],
                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
 r = ask([script, "ok"], 10)
 check(mine and not os.path.exists(os.path.join(worker_tmp, mine[0])),
       f"the next worker removes the killed one's directory: {os.listdir(worker_tmp)}")
-proc.stdin.close()
-proc.wait(timeout=120)
-check([n for n in os.listdir(worker_tmp) if n.startswith(pw.WARM_PREFIX)] == [],
-      f"and its own at the end of its input: {os.listdir(worker_tmp)}")
-
-# End of input: the worker exits 0.
-proc = subprocess.Popen([sys.executable, os.path.join(HERE, "package_worker.py"), "--persistent_worker"],
-                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
 out, _ = proc.communicate(b"", timeout=120)
 check(proc.returncode == 0 and out == b"", f"at the end of its input the worker exits 0 (status {proc.returncode})")
+check([n for n in os.listdir(worker_tmp) if n.startswith(pw.WARM_PREFIX)] == [],
+      f"and leaves no directory of its own: {os.listdir(worker_tmp)}")
 
 # --- not a worker: one @flagfile, run -------------------------------------------------
 
