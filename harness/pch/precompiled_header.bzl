@@ -49,7 +49,8 @@ def _precompiled_header_impl(ctx):
             output_file = gch.path,
             user_compile_flags = ctx.fragments.cpp.copts + ctx.fragments.cpp.cxxopts,
             include_directories = deps_context.includes,
-            quote_include_directories = deps_context.quote_includes,
+            # The repository's root first, for `hdrs` included by their workspace path.
+            quote_include_directories = depset([ctx.label.workspace_root or "."], transitive = [deps_context.quote_includes]),
             system_include_directories = deps_context.system_includes,
             preprocessor_defines = deps_context.defines,
             use_pic = True,
@@ -66,7 +67,7 @@ def _precompiled_header_impl(ctx):
                 action_name = action,
                 variables = variables,
             ),
-            inputs = depset([header], transitive = [deps_context.headers, cc_toolchain.all_files]),
+            inputs = depset([header] + ctx.files.hdrs, transitive = [deps_context.headers, cc_toolchain.all_files]),
             outputs = [gch],
             mnemonic = "CppPrecompileHeader",
             progress_message = "Precompiling %s" % header.short_path,
@@ -98,6 +99,7 @@ precompiled_header = rule(
     attrs = {
         "deps": attr.label_list(providers = [CcInfo], doc = "Libraries whose headers `src` includes."),
         "enabled": attr.bool(default = True, doc = "False: `out` is an empty header."),
+        "hdrs": attr.label_list(allow_files = [".h"], doc = "Headers of this repository `src` includes, by their path in it."),
         "out": attr.string(mandatory = True, doc = "The header's path in the package, as -include names it."),
         "stamp": attr.string(mandatory = True, doc = "A header holding the .gch's digest: -include it after `out`."),
         "src": attr.label(allow_single_file = [".h"], mandatory = True, doc = "The header to precompile."),
