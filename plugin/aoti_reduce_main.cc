@@ -319,6 +319,8 @@ int Main(int argc, char** argv) {
   standalone.verify = FLAGS_aoti_reduce_standalone_verify;
   standalone.env_pass_through = spec.check.runner.env_pass_through;
   standalone.deadline = options.deadline;
+  // torch's cache for its run, kept beside the compile cache's entries (none without one).
+  if (!options.compile_cache.dir.empty()) standalone.inductor_cache_dir = options.compile_cache.dir + "/standalone_inductor";
   standalone.max_seconds = 1800;
   std::cout << "writing repro_standalone.py" << (standalone.verify ? " and running it alone" : "") << "\n";
   const aoti::StandaloneRecord alone = aoti::WriteStandaloneRepro(out, standalone);

@@ -170,6 +170,8 @@ void ReduceCase(const FailingCase& c, const std::string& where, const std::strin
   standalone.verify = FLAGS_aoti_reduce_standalone_verify;
   standalone.env_pass_through = c.options.runner.env_pass_through;
   standalone.deadline = options.deadline;
+  // torch's cache for its run, kept beside the compile cache's entries (none without one).
+  if (!options.compile_cache.dir.empty()) standalone.inductor_cache_dir = options.compile_cache.dir + "/standalone_inductor";
   LOG(INFO) << "writing repro_standalone.py and upstream_issue.md"
             << (standalone.verify ? ", then running it alone with only torch" : "");
   const StandaloneRecord alone = WriteStandaloneRepro(out, standalone);

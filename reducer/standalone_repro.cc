@@ -127,6 +127,35 @@ void RecordStandaloneInRepro(const std::string& repro_dir, const StandaloneRecor
   WriteTextFileAtomically(report_path, report);
 }
 
+namespace {
+
+// KeepInductorCache: the run's kept inductor cache, made (or emptied, past its cap) here;
+// false (a new one per run, and a warning) where it cannot be.
+bool KeepInductorCache(const StandaloneOptions& options) {
+  const fs::path dir(options.inductor_cache_dir);
+  std::error_code ec;
+  int64_t bytes = 0;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code fec;
+    if (it->is_regular_file(fec)) bytes += static_cast<int64_t>(it->file_size(fec));
+  }
+  if (bytes > options.inductor_cache_max_bytes) {
+    LOG(INFO) << "repro_standalone.py: emptying " << dir.string() << " (" << bytes / (1 << 20) << " MiB, over "
+              << options.inductor_cache_max_bytes / (1 << 20) << " MiB)";
+    fs::remove_all(dir, ec);
+  }
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    LOG(WARNING) << "repro_standalone.py: its kept inductor cache " << dir.string() << " cannot be made ("
+                 << (ec ? ec.message() : "not a directory") << "); the run gets a new one";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 StandaloneRecord WriteStandaloneRepro(const std::string& repro_dir, const StandaloneOptions& options) {
   StandaloneRecord r;
   const std::string record_path = repro_dir + "/repro_standalone.json";
@@ -148,6 +177,9 @@ StandaloneRecord WriteStandaloneRepro(const std::string& repro_dir, const Standa
   const double child_s = std::max(1.0, left - 5);
   std::vector<std::string> argv = {options.python, options.script, repro_dir, "--issue"};
   if (verify) argv.insert(argv.end(), {"--verify", "--timeout", Fixed1(std::max(10.0, child_s - 60))});
+  if (verify && !options.inductor_cache_dir.empty() && KeepInductorCache(options)) {
+    argv.insert(argv.end(), {"--inductor-cache", options.inductor_cache_dir});
+  }
   TempDir tmp("aoti_standalone");
   const std::vector<std::string> env = ChildEnvironment({options.env_pass_through, {{"TMPDIR", tmp.path()}}});
   int status = 0;

@@ -7,6 +7,7 @@
 // ("standalone") and report.md, and returned for the test's properties and log.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@ struct StandaloneOptions {
   // Run the file alone to prove it (one AOTI compile, about a minute here). false: written
   // only (seconds, no compile), and the record says it was not run.
   bool verify = true;
+  // torch's own cache directory (TORCHINDUCTOR_CACHE_DIR) for the run alone, kept across
+  // runs so that inductor's per-machine set-up (its vector-ISA probes, built headers) is paid
+  // once rather than by every run (about half of a run's minute here). Created when missing;
+  // emptied first when it holds more than inductor_cache_max_bytes. "": a new one per run.
+  std::string inductor_cache_dir;
+  int64_t inductor_cache_max_bytes = int64_t{1} << 30;
   // PyTorch debug variables the test's runner kept (RunnerOptions::env_pass_through).
   std::vector<std::string> env_pass_through;
   // No child outlasts it; below min_verify_s left, the file is written without a run, and

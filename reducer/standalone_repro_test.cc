@@ -178,6 +178,33 @@ TEST_F(StandaloneReproTest, AChildThatFailsOrLeavesNoRecordIsSaidSo) {
   EXPECT_THAT(StandaloneText(r), HasSubstr("left no record"));
 }
 
+TEST_F(StandaloneReproTest, TheRunsInductorCacheIsKeptMadeAndEmptiedPastItsCap) {
+  StandaloneOptions o;
+  o.inductor_cache_dir = dir_.path() + "/cache/standalone_inductor";
+  o.inductor_cache_max_bytes = 1000;
+  Run("reproduces", o);
+  EXPECT_THAT(ReadTextFile(repro_ + "/argv"), HasSubstr("--inductor-cache " + o.inductor_cache_dir));
+  ASSERT_TRUE(fs::is_directory(o.inductor_cache_dir)) << "made when missing";
+  WriteTextFile(o.inductor_cache_dir + "/kept", "x");
+  Run("reproduces", o);
+  EXPECT_TRUE(fs::exists(o.inductor_cache_dir + "/kept")) << "a cache under its cap is kept";
+  fs::create_directories(o.inductor_cache_dir + "/a/b");
+  WriteTextFile(o.inductor_cache_dir + "/a/b/big", std::string(2000, 'x'));
+  Run("reproduces", o);
+  EXPECT_FALSE(fs::exists(o.inductor_cache_dir + "/kept")) << "a cache past its cap is emptied";
+  EXPECT_TRUE(fs::is_directory(o.inductor_cache_dir));
+  o.verify = false;
+  Run("reproduces", o);
+  EXPECT_THAT(ReadTextFile(repro_ + "/argv"), Not(HasSubstr("--inductor-cache"))) << "nothing runs, no cache";
+  // A path that cannot be a directory: the run gets a new cache of its own, and still runs.
+  WriteTextFile(dir_.path() + "/file", "x");
+  o.verify = true;
+  o.inductor_cache_dir = dir_.path() + "/file/sub";
+  const StandaloneRecord r = Run("reproduces", o);
+  EXPECT_THAT(ReadTextFile(repro_ + "/argv"), Not(HasSubstr("--inductor-cache")));
+  EXPECT_TRUE(r.reproduces);
+}
+
 TEST_F(StandaloneReproTest, AChildPastItsTimeIsStopped) {
   StandaloneOptions o;
   o.max_seconds = 3;

@@ -456,9 +456,12 @@ def note_compile(status, seconds):
         print(f"standalone.py: the compile ledger {path} is not written ({e})", file=sys.stderr)
 
 
-def run_alone(path, timeout_s):
+def run_alone(path, timeout_s, inductor_cache=None):
     """Runs the file (and its tensors file) copied into an empty directory, with nothing but
-    torch and the standard library importable: (exit status, output, seconds)."""
+    torch and the standard library importable: (exit status, output, seconds). inductor_cache:
+    torch's own cache directory (TORCHINDUCTOR_CACHE_DIR) for the run, kept from one run to the
+    next (inductor's vector-ISA probes and headers built once, not per run); None: a new one in
+    the empty directory, as a maintainer's first run has."""
     alone = tempfile.mkdtemp(prefix="aoti_standalone_alone_")
     try:
         stem = os.path.splitext(os.path.basename(path))[0]
@@ -467,6 +470,10 @@ def run_alone(path, timeout_s):
                 shutil.copy(os.path.join(os.path.dirname(os.path.abspath(path)), name), alone)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env["TMPDIR"] = alone
+        if inductor_cache:
+            env["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
+        else:
+            env.pop("TORCHINDUCTOR_CACHE_DIR", None)
         start = time.monotonic()
         try:
             proc = subprocess.run([sys.executable, stem + ".py"], cwd=alone, env=env, capture_output=True, text=True,
@@ -486,18 +493,18 @@ def verdict_of(output):
                       r"signal \w+|[^:\n]+)(?::|$)", output, flags=re.M)
     return found.group(1) if found else None
 
-def verify(repro, out, timeout_s):
+def verify(repro, out, timeout_s, inductor_cache=None):
     """Writes the file and runs it alone; where a tensor was drawn from a seed and the
     failure does not reproduce so, writes it again with the exact values and runs that.
     Returns the record written beside it (<stem>.json)."""
-    record = {"file": os.path.basename(out), "runs": 0, "seconds": 0.0}
+    record = {"file": os.path.basename(out), "runs": 0, "seconds": 0.0, "inductor_cache": inductor_cache}
     written, why, drawn = write_standalone(repro, out, seeded=True)
     while True:
         record.update(written=written, why_not=why, values="seeded" if drawn else "exact")
         if not written:
             record.update(reproduces=False, exit_code=3)
             break
-        code, output, seconds = run_alone(out, timeout_s)
+        code, output, seconds = run_alone(out, timeout_s, inductor_cache)
         record["runs"] += 1
         record["seconds"] = round(record["seconds"] + seconds, 1)
         record.update(exit_code=code, reproduces=code == 1, verdict=verdict_of(output), output=output[-2000:])
@@ -643,6 +650,10 @@ def main(argv=None):
                         help="run the file alone (one AOTI compile; two where values drawn from a seed do not "
                              "reproduce), keep the form that reproduces, and write <stem>.json: whether it does")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a --verify run may take")
+    parser.add_argument("--inductor-cache", metavar="DIR",
+                        help="torch's own cache directory (TORCHINDUCTOR_CACHE_DIR) for --verify's run, kept across "
+                             "runs: inductor's per-machine set-up (vector-ISA probes, headers) is then paid once, not "
+                             "per run. Default: a new one in the run's empty directory")
     parser.add_argument("--issue", action="store_true",
                         help="also write upstream_issue.md beside the file: the issue for PyTorch's tracker (title "
                              "naming the op, class and stage; the script inline; expected and observed; the verified "
@@ -669,7 +680,10 @@ def main(argv=None):
             print(f"standalone.py: wrote {issue_path}")
 
     if args.verify:
-        record = verify(repro, out, args.timeout)
+        cache = os.path.join(where, args.inductor_cache) if args.inductor_cache else None
+        if cache:
+            os.makedirs(cache, exist_ok=True)
+        record = verify(repro, out, args.timeout, cache)
         print(f"standalone.py: {out}: {record['lines']} lines, values {record['values']}, "
               + ("REPRODUCES" if record["reproduces"] else f"does not reproduce (exit {record['exit_code']})")
               + (f" ({record['verdict']})" if record.get("verdict") else "")

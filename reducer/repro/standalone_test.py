@@ -309,6 +309,44 @@ class Reproduces(unittest.TestCase):
         self.assertIn("exits 1 (`compile error`)", md)
         self.assertIn(f"reproduced in {record['seconds']} s", md)
 
+    def test_a_kept_inductor_cache_serves_no_failed_compile(self):
+        """--inductor-cache: torch's cache kept across runs (the reducer passes one). A compile
+        error is never served from it: the second run compiles, and fails, again."""
+        cache = tempfile.mkdtemp(dir=TMP)
+        d = repro_dir(exported(Block(), (torch.randn(4, 8),)), failure_class="compile error",
+                      configs='{"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}')
+        for run in (1, 2):
+            code, record, out = self.verify(d, "--inductor-cache", cache)
+            self.assertEqual(code, 0, f"run {run}: {out}")
+            self.assertEqual(record["verdict"], "compile error", record)
+            self.assertEqual(record["inductor_cache"], cache)
+        self.assertTrue(os.listdir(cache), "torch wrote into the kept cache")
+
+
+class RunAlone(unittest.TestCase):
+    """standalone.run_alone's environment, with a stand-in for the file (no compile)."""
+
+    def test_the_cache_it_is_given_or_one_of_its_own(self):
+        d = tempfile.mkdtemp(dir=TMP)
+        path = os.path.join(d, "repro_standalone.py")
+        with open(path, "w") as f:
+            f.write("import os, sys\nprint(os.environ.get('TORCHINDUCTOR_CACHE_DIR'), os.environ.get('PYTHONPATH'))\n"
+                    "sys.exit(1)\n")
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR="/somewhere/else", PYTHONPATH="/harness")
+        env.pop("AOTI_COMPILE_LEDGER", None)  # no compile here for CI's count
+        saved = dict(os.environ)
+        try:
+            os.environ.clear()
+            os.environ.update(env)
+            code, out, _ = standalone.run_alone(path, 60, "/kept/cache")
+            self.assertEqual(code, 1)
+            self.assertEqual(out.split(), ["/kept/cache", "None"])
+            code, out, _ = standalone.run_alone(path, 60)
+            self.assertEqual(out.split(), ["None", "None"], "none given: torch's default, in the empty directory")
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
 
 if __name__ == "__main__":
     unittest.main()
