@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# python_test.sh PYTHON SCRIPT [ARGS...]: runs a Python test script with the harness's
-# Python (@torch//:python), for sh_test targets.
+# python_test.sh PROGRAM [ARGS...]: runs its arguments, for sh_test targets: a Python test
+# script with the harness's Python (@torch//:python), or a test binary with a filter
+# (//reducer:reducer_pool_test).
 set -euo pipefail
 exec "$@"

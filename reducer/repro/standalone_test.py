@@ -295,32 +295,26 @@ class Reproduces(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assertIn("repro_standalone.py: passes", out)
 
-    def test_planted_compile_error_reproduces(self):
+    def test_planted_compile_error_reproduces_and_a_kept_cache_serves_no_failed_compile(self):
+        """Through --inductor-cache, torch's cache kept across runs (the reducer passes one): a
+        compile error is never served from it, so a second run compiles, and fails, again."""
+        cache = tempfile.mkdtemp(dir=TMP)
         d = repro_dir(exported(Block(), (torch.randn(4, 8),)), failure_class="compile error",
                       configs='{"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}')
-        code, record, out = self.verify(d, "--issue")
+        code, record, out = self.verify(d, "--issue", "--inductor-cache", cache)
         self.assertEqual(code, 0, out)
         self.assertTrue(record["reproduces"] and record["values"] == "exact", record)
         self.assertEqual(record["verdict"], "compile error", record)
+        self.assertEqual(record["inductor_cache"], cache)
+        self.assertTrue(os.listdir(cache), "torch wrote into the kept cache")
         # The issue's observation is the run's: confirmed alone, with only torch.
         with open(os.path.join(d, "upstream_issue.md")) as f:
             md = f.read()
         self.assertTrue(md.startswith("# [AOTI] program: compile error (CPU, "), md.splitlines()[0])  # three ops, no summary.json
         self.assertIn("exits 1 (`compile error`)", md)
         self.assertIn(f"reproduced in {record['seconds']} s", md)
-
-    def test_a_kept_inductor_cache_serves_no_failed_compile(self):
-        """--inductor-cache: torch's cache kept across runs (the reducer passes one). A compile
-        error is never served from it: the second run compiles, and fails, again."""
-        cache = tempfile.mkdtemp(dir=TMP)
-        d = repro_dir(exported(Block(), (torch.randn(4, 8),)), failure_class="compile error",
-                      configs='{"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"}')
-        for run in (1, 2):
-            code, record, out = self.verify(d, "--inductor-cache", cache)
-            self.assertEqual(code, 0, f"run {run}: {out}")
-            self.assertEqual(record["verdict"], "compile error", record)
-            self.assertEqual(record["inductor_cache"], cache)
-        self.assertTrue(os.listdir(cache), "torch wrote into the kept cache")
+        code, record, out = self.verify(d, "--inductor-cache", cache)
+        self.assertEqual((code, record["verdict"]), (0, "compile error"), f"the second run, through the cache: {out}")
 
 
 class RunAlone(unittest.TestCase):
