@@ -6,9 +6,12 @@
 # (--execution_log_json_file) it counts the AOTI packaging actions and the tests that ran
 # here rather than came from a cache. The second run must execute none.
 #
-# What the machines share is the run's own: the copies' model files carry this run's mark
-# (a comment) and its tests a --test_env of it, so that machine a packages and tests anew
-# and machine b can only have them from the server. The harness's C++ is no part of the
+# What the machines share is the run's own: one model file of the copies
+# (tiny_classifier.py) carries this run's mark (a comment) and every test a --test_env of it,
+# so that machine a packages that model and runs every test anew, and machine b can only
+# have them from the server. The other packages are the example's own (the same action keys
+# as tools/run_example.sh's build of it), so a cold CI run compiles them once, here, and the
+# example phase reuses them; in a cold run b has those from the server too. The harness's C++ is no part of the
 # proof, and is not built twice for it: machine a reads and writes the suite's disk cache
 # (in a cold CI run it builds the C++ that the real-model corpus and the example then
 # reuse), and machine b's disk cache is a copy of that cache as it was before machine a ran
@@ -61,8 +64,10 @@ print(run, hit)
 PY
 }
 
-# This run's mark, and machine b's disk cache: the suite's as it is now, before machine a.
+# This run's mark, the model file that carries it, and machine b's disk cache: the suite's as
+# it is now, before machine a.
 mark="remote-cache-test-$(date +%s%N)"
+MARKED_MODEL=tiny_classifier.py
 mkdir -p "$AOTI_BAZEL_DISK_CACHE"
 # (Another build may be writing that cache meanwhile, CI's fuzz smoke beside this test: an
 # entry that moves while it is linked is left out, which only leaves b more to fetch.)
@@ -74,7 +79,7 @@ rows=()
 for machine in a b; do
   copy "$WORK/$machine"
   repo="$WORK/$machine/examples/model_repo"
-  for model in "$repo"/*.py; do printf '\n# %s\n' "$mark" >>"$model"; done
+  printf '\n# %s\n' "$mark" >>"$repo/$MARKED_MODEL"
   start=$(date +%s)
   set +e
   (cd "$repo" && bazel --output_base="$WORK/output_base_$machine" test //... --config=remote_cache \
@@ -93,6 +98,11 @@ done
 echo "| run | wall | packaging run | packaging from the cache | tests run | tests from the cache |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 printf '%s\n' "${rows[@]}"
+read -r a_pkg_run _ < <(count "$WORK/exec_a.json" AotiPackage)
+if [ "$a_pkg_run" -lt 1 ]; then
+  echo "remote_cache_test: FAIL: the first machine ran no packaging action ($MARKED_MODEL carries this run's mark: its package is new)"
+  exit 1
+fi
 read -r pkg_run _ < <(count "$WORK/exec_b.json" AotiPackage)
 read -r test_run _ < <(count "$WORK/exec_b.json" TestRunner)
 if [ "$pkg_run" -ne 0 ] || [ "$test_run" -ne 0 ]; then
