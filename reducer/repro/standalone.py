@@ -459,9 +459,12 @@ def note_compile(status, seconds):
 def run_alone(path, timeout_s, inductor_cache=None):
     """Runs the file (and its tensors file) copied into an empty directory, with nothing but
     torch and the standard library importable: (exit status, output, seconds). inductor_cache:
-    torch's own cache directory (TORCHINDUCTOR_CACHE_DIR) for the run, kept from one run to the
-    next (inductor's vector-ISA probes and headers built once, not per run); None: a new one in
-    the empty directory, as a maintainer's first run has."""
+    a directory kept from one run to the next for what torch keeps between runs: inductor's
+    cache (TORCHINDUCTOR_CACHE_DIR=<it>/inductor) and the temporary directory (TMPDIR=<it>/tmp),
+    where inductor builds its precompiled headers whatever TORCHINDUCTOR_CACHE_DIR says, so
+    that they are built once, not by every run; the run's own files are still its own (the
+    file removes its working directory) and it runs in the empty directory. None: both in the
+    empty directory, as a maintainer's first run has them."""
     alone = tempfile.mkdtemp(prefix="aoti_standalone_alone_")
     try:
         stem = os.path.splitext(os.path.basename(path))[0]
@@ -470,10 +473,11 @@ def run_alone(path, timeout_s, inductor_cache=None):
                 shutil.copy(os.path.join(os.path.dirname(os.path.abspath(path)), name), alone)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env["TMPDIR"] = alone
+        env.pop("TORCHINDUCTOR_CACHE_DIR", None)
         if inductor_cache:
-            env["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
-        else:
-            env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+            for name, var in (("inductor", "TORCHINDUCTOR_CACHE_DIR"), ("tmp", "TMPDIR")):
+                env[var] = os.path.join(inductor_cache, name)
+                os.makedirs(env[var], exist_ok=True)
         start = time.monotonic()
         try:
             proc = subprocess.run([sys.executable, stem + ".py"], cwd=alone, env=env, capture_output=True, text=True,
@@ -651,9 +655,10 @@ def main(argv=None):
                              "reproduce), keep the form that reproduces, and write <stem>.json: whether it does")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a --verify run may take")
     parser.add_argument("--inductor-cache", metavar="DIR",
-                        help="torch's own cache directory (TORCHINDUCTOR_CACHE_DIR) for --verify's run, kept across "
-                             "runs: inductor's per-machine set-up (vector-ISA probes, headers) is then paid once, not "
-                             "per run. Default: a new one in the run's empty directory")
+                        help="a directory kept across --verify's runs for what torch keeps between runs: "
+                             "inductor's cache (DIR/inductor) and the temporary directory (DIR/tmp), where inductor "
+                             "builds its precompiled headers: built once, not by every run. Default: both new, in "
+                             "the run's empty directory")
     parser.add_argument("--issue", action="store_true",
                         help="also write upstream_issue.md beside the file: the issue for PyTorch's tracker (title "
                              "naming the op, class and stage; the script inline; expected and observed; the verified "

@@ -324,19 +324,22 @@ class RunAlone(unittest.TestCase):
         d = tempfile.mkdtemp(dir=TMP)
         path = os.path.join(d, "repro_standalone.py")
         with open(path, "w") as f:
-            f.write("import os, sys\nprint(os.environ.get('TORCHINDUCTOR_CACHE_DIR'), os.environ.get('PYTHONPATH'))\n"
-                    "sys.exit(1)\n")
+            f.write("import os, sys\nprint(os.environ.get('TORCHINDUCTOR_CACHE_DIR'), os.environ.get('PYTHONPATH'),\n"
+                    "      os.path.realpath(os.environ['TMPDIR']) == os.path.realpath(os.getcwd()),\n"
+                    "      os.environ['TMPDIR'])\nsys.exit(1)\n")
+        kept = os.path.join(tempfile.mkdtemp(dir=TMP), "kept")
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR="/somewhere/else", PYTHONPATH="/harness")
         env.pop("AOTI_COMPILE_LEDGER", None)  # no compile here for CI's count
         saved = dict(os.environ)
         try:
             os.environ.clear()
             os.environ.update(env)
-            code, out, _ = standalone.run_alone(path, 60, "/kept/cache")
+            code, out, _ = standalone.run_alone(path, 60, kept)
             self.assertEqual(code, 1)
-            self.assertEqual(out.split(), ["/kept/cache", "None"])
+            self.assertEqual(out.split(), [os.path.join(kept, "inductor"), "None", "False", os.path.join(kept, "tmp")])
+            self.assertTrue(os.path.isdir(os.path.join(kept, "tmp")))
             code, out, _ = standalone.run_alone(path, 60)
-            self.assertEqual(out.split(), ["None", "None"], "none given: torch's default, in the empty directory")
+            self.assertEqual(out.split()[:3], ["None", "None", "True"], "none given: torch's defaults, in the empty directory")
         finally:
             os.environ.clear()
             os.environ.update(saved)
