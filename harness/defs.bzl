@@ -176,7 +176,7 @@ aoti_prebuilt_package = rule(
     },
 )
 
-def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [], args = [], data = [], op_libraries = [], shapes = {}, pytree_modules = [], **kwargs):
+def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [], args = [], data = [], op_libraries = [], shapes = {}, pytree_modules = [], python_imports = [], **kwargs):
     """A cc_test of an aoti_package, with the isolated runner and the reducer's listener.
 
     The test gets --aoti_package=<path>; the listener reduces a failure with
@@ -203,6 +203,12 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
       pytree_modules: the Python modules whose pytree types the package's program uses (as
         its aoti_package or aoti_prebuilt_package declares them): the reducer's compile
         server and repro.py import these, and only these, to read the program.
+      python_imports: for a model that calls operators written only in Python (a custom_op
+        with no C++ kernel), what defines them: module names ("transformers.integrations.moe")
+        or labels of .py files. Given, the compiled model runs in a Python child that imports
+        them first and is judged against the eager and float64 outputs Python recorded when
+        the package was built (its sample inputs only; a failure is not reduced). Not given,
+        such a model fails as "not supported", named before anything runs.
       **kwargs: shard_count and the other cc_test attributes (the test main honours Bazel's
         sharding).
     """
@@ -217,6 +223,11 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
             fail("aoti_model_test %s: shapes key '%s': expected a name of letters, digits and '_'" % (name, shape))
     shape_args = ["--aoti_shapes=" + ",".join(["%s=%s" % (k, shapes[k]) for k in shapes])] if shapes else []
     pytree_args = ["--aoti_pytree_modules=" + ",".join(pytree_modules)] if pytree_modules else []
+    python_files = [p for p in python_imports if p.endswith(".py")]
+    python_args = ["--aoti_python_imports=" + ",".join([
+        "$(rootpath %s)" % p if p.endswith(".py") else p
+        for p in python_imports
+    ])] if python_imports else []
     package_args = ["--aoti_package=$(rootpath %s)" % package] if package else []
     if packages:
         package_args.append("--aoti_packages=" + ",".join(["%s=$(rootpath %s)" % (key, packages[key]) for key in packages]))
@@ -228,8 +239,9 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
             Label("//matchers:aoti_matches_eager"),
             Label("//plugin:reduce_listener"),
         ] + ([] if srcs else [Label("//plugin:generic_model_test")]),
-        data = data + op_libraries + ([package] if package else []) + [packages[key] for key in packages] + [
+        data = data + op_libraries + python_files + ([package] if package else []) + [packages[key] for key in packages] + [
             Label("//harness/runner:aoti_runner"),
+            Label("//tools:python_runner.py"),
             Label("//tools:compile_server.py"),
             Label("//tools:package_model.py"),
             Label("//tools:package_model_lib"),
@@ -243,6 +255,7 @@ def aoti_model_test(name, package = None, packages = {}, srcs = None, deps = [],
             "--aoti_python=$(rootpath %s)" % Label("@torch//:python"),
             "--aoti_compile_server=$(rootpath %s)" % Label("//tools:compile_server.py"),
             "--aoti_standalone_script=$(rootpath %s)" % Label("//reducer:repro/standalone.py"),
-        ] + lib_args + shape_args + pytree_args,
+            "--aoti_python_runner_script=$(rootpath %s)" % Label("//tools:python_runner.py"),
+        ] + lib_args + shape_args + pytree_args + python_args,
         **kwargs
     )

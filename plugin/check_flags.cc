@@ -106,6 +106,24 @@ CheckOptions CheckOptionsFromFlags(const CheckOptions* given_base) {
       o.runner.pytree_modules.push_back(m);
     }
   }
+  // What a Python child imports adds up too (a case's and the flag's); the interpreter and
+  // the script are this machine's.
+  for (const auto& what : SplitFlagList(FLAGS_aoti_python_imports)) {
+    const bool file = what.size() > 3 && what.compare(what.size() - 3, 3, ".py") == 0;
+    if (!file && !IsModuleName(what)) {
+      throw HarnessError("--aoti_python_imports holds '" + what +
+                         "', expected Python module names or .py files, comma-separated (as "
+                         "transformers.integrations.moe)");
+    }
+    const std::string entry = file ? AbsolutePath(what) : what;
+    if (std::find(o.runner.python_imports.begin(), o.runner.python_imports.end(), entry) ==
+        o.runner.python_imports.end()) {
+      o.runner.python_imports.push_back(entry);
+    }
+  }
+  o.runner.python = FLAGS_aoti_python.empty() ? (std::getenv("AOTI_PYTHON") ? std::getenv("AOTI_PYTHON") : "")
+                                              : FLAGS_aoti_python;
+  o.runner.python_runner = FLAGS_aoti_python_runner_script;
   if (use("aoti_runtime_check_inputs")) o.runner.runtime_check_inputs = FLAGS_aoti_runtime_check_inputs;
   if (use("aoti_seed")) o.runner.seed = FLAGS_aoti_seed < 0 ? -1 : FLAGS_aoti_seed;
   if (use("aoti_reruns")) {

@@ -48,6 +48,9 @@ DEFINE_bool(aoti_reduce_stage_ladder, EnvOr("AOTI_REDUCE_STAGE_LADDER", "1") != 
 DEFINE_string(aoti_standalone_script, "",
               "reducer/repro/standalone.py (set by aoti_model_test): after each reduction it writes the torch-only "
               "repro_standalone.py and upstream_issue.md into the repro; empty: not written.");
+DEFINE_string(aoti_python_runner_script, "",
+              "tools/python_runner.py (set by aoti_model_test): runs the compiled model in a Python child where "
+              "--aoti_python_imports asks for it.");
 DEFINE_bool(aoti_reduce_standalone_verify, EnvOr("AOTI_REDUCE_STANDALONE_VERIFY", "1") != std::string("0"),
             "Run repro_standalone.py alone once written (an empty directory, only torch importable: one AOTI "
             "compile) and record whether it reproduces (summary.json, report.md, test.xml). "
@@ -115,6 +118,12 @@ DEFINE_string(aoti_pytree_modules, EnvOr("AOTI_PYTREE_MODULES", ""),
               "Comma-separated Python modules whose pytree types the model's programs use (as "
               "transformers.modeling_outputs): the harness's Python readers (the compile server, repro.py) import "
               "these to read a program, and never a module that only a file names. Env: AOTI_PYTREE_MODULES.");
+DEFINE_string(aoti_python_imports, EnvOr("AOTI_PYTHON_IMPORTS", ""),
+              "A model that calls operators written only in Python (a custom_op with no C++ kernel: transformers' "
+              "grouped_mm_fallback), checked anyway: its compiled model runs in a Python child that imports these "
+              "first (comma-separated module names, or .py files), and is judged against the eager and float64 "
+              "outputs Python recorded when the package was built (its sample inputs only; not reduced). Empty: such "
+              "a model fails as 'not supported', named before anything runs. Env: AOTI_PYTHON_IMPORTS.");
 DEFINE_bool(aoti_runtime_check_inputs, EnvOr("AOTI_RUNTIME_CHECK_INPUTS", "0") == std::string("1"),
             "Set AOTI_RUNTIME_CHECK_INPUTS=1 for compiled runs (the generated code checks its inputs). "
             "Env: AOTI_RUNTIME_CHECK_INPUTS.");

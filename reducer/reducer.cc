@@ -535,7 +535,10 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   client->Warm();
   // 1. Every value of the original program, from one eager run (its custom operators from
   // the test's op libraries unless linked in).
-  EnsureOperators(result.original, spec.check.runner);
+  // An operator written only in Python (the package's record) is named as such: the reducer
+  // runs every candidate's eager in this process, which cannot run it.
+  EnsureOperators(result.original, spec.check.runner,
+                  archive->Manifest() ? archive->Manifest()->python_ops : std::vector<PythonOp>{});
   ValueStore values(options.offload_to_disk ? work_dir + "/values" : "");
   const auto input_names = UserInputNames(result.original);
   if (input_names.size() != inputs.size()) {

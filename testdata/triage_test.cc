@@ -29,6 +29,7 @@ DEFINE_string(crash_op, "", "a model with the aoti_test::null_deref custom op");
 DEFINE_string(dynamic_batch, "", "a model with a dynamic batch in [2, 64]");
 DEFINE_string(deprecated_so, "", "a bare .so from torch._export.aot_compile");
 DEFINE_string(bad_meta_op, "", "a package whose export failed: a custom op's meta function and a dynamic batch");
+DEFINE_string(python_only_op, "", "a package whose program calls a custom op written only in Python");
 
 namespace aoti {
 namespace {
@@ -177,6 +178,28 @@ TEST(Triage, ACustomOpMetaFunctionThatBreaksADynamicExport) {
   EXPECT_THAT(Joined(First(r).next_steps), AllOf(HasSubstr("sym_sizes()"), HasSubstr("TORCH_LOGS=\"+dynamic\"")));
   // The generic export diagnosis is not listed again beside it.
   for (const auto& d : r.diagnoses) EXPECT_NE(d.id, "export_error");
+}
+
+// A custom operator written only in Python (torch.library.custom_op): the compiled model calls
+// it back into Python, which no C++ process can do. Said before anything runs, naming the
+// operator and the file that defines it, never as a missing library.
+TEST(Triage, AnOperatorWrittenOnlyInPythonIsNamedBeforeAnythingRuns) {
+  const CheckReport r = Triaged(FLAGS_python_only_op);
+  EXPECT_EQ(r.failure_class, "not supported") << r.message;
+  EXPECT_THAT(r.message, AllOf(HasSubstr("'corpus_py::soft_clip.default' (1 node; Python defines it at "),
+                               HasSubstr("python_only_op.py:"), HasSubstr("calls it back into Python"),
+                               HasSubstr("a C++ deployment of this package fails at that call"),
+                               HasSubstr("Checked before anything ran")));
+  EXPECT_THAT(r.message, ::testing::Not(HasSubstr("give the shared library")));
+  EXPECT_EQ(First(r).id, "python_only_op");
+  EXPECT_THAT(Joined(First(r).evidence),
+              AllOf(HasSubstr("corpus_py::soft_clip.default (1 node): defined in Python, no C++ kernel"),
+                    HasSubstr("a C++ deployment of this package fails at that call")));
+  EXPECT_THAT(Joined(First(r).next_steps), AllOf(HasSubstr("TORCH_LIBRARY_IMPL"), HasSubstr("op_libraries")));
+  // The operator is no transformers one: transformers' fix is not offered.
+  EXPECT_THAT(Joined(First(r).next_steps), ::testing::Not(HasSubstr("batched_mm")));
+  // The generic "not supported" diagnosis is not listed beside it.
+  for (const auto& d : r.diagnoses) EXPECT_NE(d.id, "not_supported");
 }
 
 TEST(Triage, AHealthyModelGetsNoDiagnosis) {

@@ -40,8 +40,9 @@ trap 'rm -rf "$REPO/repros"' EXIT
 TEAM_CASES=(resnet_shipped_relu_accuracy resnet_shipped_other_configs ast_calibrated_log1p_accuracy opt_relu_accuracy
             distilbert_relu_accuracy distilbert_hang)
 # Verdicts that no rule can judge, each failing with its own class and diagnosis, never
-# reduced: a random model, and a package whose recorded Python eager output was altered.
-VERDICT_CASES=(bert_noise bert_altered_recording)
+# reduced: a random model, a package whose recorded Python eager output was altered, and
+# Mixtral at transformers' default experts implementation (an operator written only in Python).
+VERDICT_CASES=(bert_noise bert_altered_recording mixtral_default_experts)
 # Team cases whose tests turn the stage ladder off (--aoti_reduce_stage_ladder=false in
 # BUILD.bazel's NO_LADDER): the report must say it was turned off, and no ladder compile is made.
 LADDER_OFF_CASES=(resnet_shipped_relu_accuracy ast_calibrated_log1p_accuracy opt_relu_accuracy distilbert_relu_accuracy)
@@ -120,6 +121,8 @@ rows = [(m + "_test", m, "") for m in ["bert", "gpt2", "llama", "t5", "vit", "mi
     ("cached_decoder_test", "cached_decoder", "a KV cache and a step counter written in forward"),
     ("recommender_test", "recommender", "embedding bags: ids and offsets, dynamic, every shape point"),
     ("int8_cnn_test", "int8_cnn", "int8 from the PT2E flow, freezing: judged by SQNR"),
+    ("mixtral_default_experts_python_test", "mixtral_default_experts",
+     "transformers' default experts (a custom op written only in Python): run in a Python child, judged by Python's recording"),
 ]
 print("| test | op nodes | outputs | verdict | interpreter fp32 | interpreter bf16 | check (s) | what it shows |")
 print("| --- | ---: | ---: | --- | --- | --- | ---: | --- |")
@@ -162,6 +165,7 @@ verdict_of() {
   case "$1" in
     bert_noise) echo "nondeterministic nondeterministic randn_like" ;;
     bert_altered_recording) echo "harness_disagreement harness_disagreement recorded" ;;
+    mixtral_default_experts) echo "not_supported python_only_op transformers::grouped_mm_fallback" ;;
     *) echo "" ;;
   esac
 }
@@ -246,8 +250,9 @@ for c in "${cases[@]}"; do
     repro_dirs="$(find "$out" -type d -name repro | wc -l)"
     if [ "${got_class// /_}" = "$want_class" ] && [ "$got_diagnosis" = "$want_diagnosis" ] && [ "$repro_dirs" -eq 0 ] &&
        grep -q "$want_word" "$testlogs/${c}_test/test.log"; then
-      words="$(grep -m1 -oE "(it draws random numbers in|recorded when it was built, at) .*" "$testlogs/${c}_test/test.log" |
-               sed -E 's/(; two eager runs|\. Eager, float64|\. The failure).*//' | cut -c1-170)"
+      words="$(grep -m1 -oE "(it draws random numbers in|recorded when it was built, at|written only in Python:) .*" \
+               "$testlogs/${c}_test/test.log" |
+               sed -E 's/(; two eager runs|\. Eager, float64|\. The failure|; Python defines it).*//' | cut -c1-170)"
       verdict_rows+=("| $c | $got_class | $got_diagnosis | not reduced | $words |")
     else
       fail "$c: expected class '${want_class//_/ }', diagnosis $want_diagnosis, no repro and '$want_word' in the log; got class '$got_class', diagnosis '$got_diagnosis', $repro_dirs repro dir(s)"

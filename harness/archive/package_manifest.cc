@@ -69,6 +69,12 @@ PackageManifest ParsePackageManifest(const std::string& text, const std::string&
       for (const auto& t : records) point.push_back(TensorRecordFromJson(t, what + " input tensor at shape " + name));
       m.shape_inputs.emplace_back(name, std::move(point));
     }
+    for (const auto& p : j.value("python_ops", nlohmann::json::array())) {
+      PythonOp op{p.at("op").get<std::string>(), p.value("defined_at", ""), p.value("module", ""),
+                  p.at("nodes").get<int64_t>(), std::nullopt};
+      if (p.contains("compiled_calls")) op.compiled_calls = p.at("compiled_calls").get<bool>();
+      m.python_ops.push_back(std::move(op));
+    }
   } catch (const nlohmann::json::exception& e) {
     throw HarnessError(what + ": extra/aoti_harness/package.json lacks an expected field: " +
                        e.what());
@@ -109,6 +115,14 @@ std::string PackageManifestToJson(const PackageManifest& m) {
   if (!m.shape_inputs.empty()) {
     j["shape_inputs"] = json::object();
     for (const auto& [name, rs] : m.shape_inputs) j["shape_inputs"][name] = records(rs);
+  }
+  if (!m.python_ops.empty()) {
+    j["python_ops"] = json::array();
+    for (const auto& op : m.python_ops) {
+      json o = {{"op", op.op}, {"defined_at", op.defined_at}, {"module", op.module}, {"nodes", op.nodes}};
+      if (op.compiled_calls) o["compiled_calls"] = *op.compiled_calls;
+      j["python_ops"].push_back(o);
+    }
   }
   if (m.prebuilt) {
     j["prebuilt"] = {{"package", m.prebuilt->package},

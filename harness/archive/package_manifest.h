@@ -46,6 +46,19 @@ struct PrebuiltRecord {
   std::string this_torch;  // the torch that packaged it for the test (the test's)
 };
 
+// PythonOp: an operator the program calls that a Python file defines (a custom_op; a
+// torch.library.Library of Python's): no C++ kernel, so neither the harness's C++ nor a C++
+// deployment can run it (tools/aoti_package/python_ops.py finds them when packaging).
+struct PythonOp {
+  std::string op;          // "transformers::grouped_mm_fallback.default"
+  std::string defined_at;  // "file:line" of its Python function (or of the schema's registration)
+  std::string module;      // the defining function's module ("" where unknown or the model file)
+  int64_t nodes = 0;       // how many of the program's nodes call it
+  // Whether the compiled model calls it back through AOTI's proxy executor; nullopt where the
+  // package holds no compiled model.
+  std::optional<bool> compiled_calls;
+};
+
 struct PackageManifest {
   std::string format;
   std::string model_name;
@@ -66,6 +79,7 @@ struct PackageManifest {
   std::vector<TensorRecord> eager_fp64_outputs;  // the model run in float64 by Python
   // The model file's own inputs per shape point (its shape_inputs()), by point name.
   std::vector<std::pair<std::string, std::vector<TensorRecord>>> shape_inputs;
+  std::vector<PythonOp> python_ops;  // operators written only in Python, sorted by op
 };
 
 // ParsePackageManifest parses package.json text. Throws HarnessError naming `what`

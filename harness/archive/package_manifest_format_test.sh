@@ -40,6 +40,10 @@ expect(m["inputs"][0]["device"] == "cuda:0" and m["inputs"][1]["device"] == "cpu
        "Python reads each input's device (a CUDA input among CPU ones)")
 expect(m["cuda_version"] == "13.0", "Python reads the package's CUDA version")
 expect(m["shape_inputs"]["min"][0]["sizes"] == [1, 6], "Python reads the model file's inputs per shape point")
+expect(m["python_ops"][0] == {"op": "transformers::grouped_mm_fallback.default", "defined_at": "moe.py:12",
+                              "module": "transformers.integrations.moe", "nodes": 2, "compiled_calls": True}
+       and "compiled_calls" not in m["python_ops"][1],
+       "Python reads the operators written only in Python (with and without a compiled model)")
 
 # Python writes what it read back (as the compile server does with a candidate's), C++ reads it.
 py_path = os.path.join(work, "py.json")
@@ -51,7 +55,9 @@ expect(rc == 0 and back == json.loads(cpp_text), "C++ reads Python's rewrite as 
 rec = pm.tensor_record(__import__("torch").zeros(2, 3).t(), "x", "tensors/input_0.bin")
 fresh = pm.package_manifest("model", {"status": "ok", "seconds": 1.5}, [rec], model_file="m.py", seed=3,
                             inductor_configs={"a.b": 1}, dynamic_shapes=True, eager_outputs=[rec],
-                            shape_inputs={"max": [rec], "long_ids": [rec]})
+                            shape_inputs={"max": [rec], "long_ids": [rec]},
+                            python_ops=[{"op": "ns::f.default", "defined_at": "m.py:3", "module": "m", "nodes": 1,
+                                         "compiled_calls": False}])
 fresh_path = os.path.join(work, "fresh.json")
 open(fresh_path, "wb").write(pm.manifest_bytes(fresh))
 rc, back = cpp_reads(fresh_path)
@@ -65,7 +71,8 @@ for name, broken in [("no compile record", {k: v for k, v in fresh.items() if k 
                      ("a record whose dtype is a number", dict(fresh, inputs=[dict(rec, dtype=6)])),
                      ("a record on no real device", dict(fresh, inputs=[dict(rec, device="gpu0")])),
                      ("a shape point's record without a file",
-                      dict(fresh, shape_inputs={"min": [{k: v for k, v in rec.items() if k != "file"}]}))]:
+                      dict(fresh, shape_inputs={"min": [{k: v for k, v in rec.items() if k != "file"}]})),
+                     ("a Python operator without a node count", dict(fresh, python_ops=[{"op": "ns::f"}]))]:
     path = os.path.join(work, "broken.json")
     open(path, "w").write(json.dumps(broken))
     rc, _ = cpp_reads(path)

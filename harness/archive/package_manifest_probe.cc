@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
     m.eager_outputs = {Record("out", c10::ScalarType::BFloat16, {}, {}, "tensors/eager_0.bin")};
     m.eager_fp64_outputs = {Record("out", c10::ScalarType::Double, {}, {}, "tensors/eager_fp64_0.bin")};
     m.reduced_from = "/cases/original.pt2";
+    m.python_ops = {{"transformers::grouped_mm_fallback.default", "moe.py:12", "transformers.integrations.moe", 2, true},
+                    {"corpus_py::soft_clip.default", "model.py:9", "", 1, std::nullopt}};
     m.shape_inputs = {{"min", {Record("x", c10::ScalarType::Float, {1, 6}, {6, 1}, "tensors/shape_min_input_0.bin")}}};
     std::ofstream(path) << aoti::PackageManifestToJson(m);
     return 0;

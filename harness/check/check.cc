@@ -172,7 +172,14 @@ struct Checking {
   std::string device = "cpu";
   std::vector<at::Tensor> inputs;
   std::unique_ptr<Interpreter> eager;
+  // A program that calls operators written only in Python, checked where the test asked
+  // (--aoti_python_imports): no eager interpreter; the compiled model runs in a Python child
+  // and is judged against the references Python recorded when packaging.
+  bool held_in_python = false;
+  std::optional<Program> program_only;
   AccuracyOptions accuracy;  // the test's rule, or the one the check picked for the program
+
+  const Program& program() const { return eager ? eager->program() : *program_only; }
 
   bool Failed(std::string failure_class, std::string message) {
     r = Fail(std::move(r), std::move(failure_class), std::move(message));
@@ -283,7 +290,7 @@ size_t QuantizedOperators(const Program& program) {
 void PickAccuracyRule(Checking& c) {
   c.accuracy = c.options.accuracy;
   if (!c.accuracy.mode_chosen && c.accuracy.mode == AccuracyMode::kFp64Rmse) {
-    if (const size_t q = QuantizedOperators(c.eager->program()); q > 0) {
+    if (const size_t q = QuantizedOperators(c.program()); q > 0) {
       c.accuracy.mode = AccuracyMode::kSqnr;
       c.r.accuracy_note = "a quantized program (" + std::to_string(q) + " quantize/dequantize steps): judged by SQNR "
                           "against eager, at least " + std::to_string(static_cast<int>(c.accuracy.min_sqnr_db)) +
@@ -294,13 +301,55 @@ void PickAccuracyRule(Checking& c) {
   c.r.accuracy = c.accuracy;
 }
 
+// HoldInPython: a program with operators written only in Python, where the test asked for a
+// Python child: no eager interpreter. The compiled model runs in that child, and the
+// references are the eager and float64 outputs Python recorded when the package was built,
+// which hold the package's sample inputs only.
+bool HoldInPython(Checking& c) {
+  c.held_in_python = true;
+  c.program_only = Program::Parse(c.archive->ProgramJson(c.r.model), c.package);
+  std::string imports;
+  for (const auto& m : c.options.runner.python_imports) imports += (imports.empty() ? "" : ", ") + m;
+  if (c.given && !SameValues(*c.given, c.archive->SampleInputsOnCpu())) {
+    return c.Failed(Name(FailureClass::kNotSupported),
+                    c.what + ": the program calls operators written only in Python, so its references are the eager "
+                    "and float64 outputs Python recorded when the package was built, and those hold the package's "
+                    "sample inputs only; " + InputsFrom(c) + " cannot be judged (the harness's eager interpreter "
+                    "cannot run these operators). Nothing is reduced.");
+  }
+  const auto& manifest = c.archive->Manifest();
+  if (!manifest || manifest->eager_outputs.empty()) {
+    return c.Failed(Name(FailureClass::kNotSupported),
+                    c.what + ": the program calls operators written only in Python, and the package records no "
+                    "eager outputs to judge its compiled model by; rebuild it with aoti_package.");
+  }
+  PickAccuracyRule(c);
+  c.r.accuracy_note = std::string(c.r.accuracy_note.empty() ? "" : c.r.accuracy_note + "; ") +
+                      "held in Python: the program calls operators written only in Python, so the compiled model ran "
+                      "in a Python child (importing " + imports + ") and was judged against the eager and float64 "
+                      "outputs Python recorded when the package was built; the harness's eager interpreter did not "
+                      "run, and a failure is not reduced";
+  return PreflightProblems(c, CheckInputs(c.program(), c.inputs, c.device), "");
+}
+
 // LoadEager: the inputs and the eager interpreter (custom operators the program calls from
 // the test's op libraries unless linked in), then the inputs against the program.
 bool LoadEager(Checking& c) {
   try {
     c.inputs = c.given ? *c.given : c.archive->SampleInputs();
-    EnsureOperators(Program::Parse(c.archive->ProgramJson(c.r.model), c.package), c.options.runner);
+    const PackageManifest* manifest = c.archive->Manifest() ? &*c.archive->Manifest() : nullptr;
+    EnsureOperators(Program::Parse(c.archive->ProgramJson(c.r.model), c.package), c.options.runner,
+                    manifest ? manifest->python_ops : std::vector<PythonOp>{});
     c.eager = Interpreter::FromArchive(*c.archive, c.r.model);
+  } catch (const PythonOnlyOperator& e) {
+    if (c.options.runner.python_imports.empty()) {
+      return c.Failed(Name(FailureClass::kNotSupported),
+                      c.what + ": " + e.what() + ". Checked before anything ran: neither the compiled model nor eager "
+                      "can run in a C++ process, so nothing is judged and nothing is reduced. A team that serves "
+                      "it from Python checks it with --aoti_python_imports=MODULE (aoti_model_test's python_imports): "
+                      "the compiled model then runs in a Python child that imports MODULE.");
+    }
+    return HoldInPython(c);
   } catch (const UnsupportedConstruct& e) {
     return c.Failed(Name(FailureClass::kNotSupported), c.what + ": " + e.what() + ". Neither eager nor float64 can be run, so the "
                                                                 "compiled model is not judged and nothing is reduced.");
@@ -308,7 +357,7 @@ bool LoadEager(Checking& c) {
     return c.Failed(Name(FailureClass::kHarnessError), e.what());
   }
   PickAccuracyRule(c);
-  return PreflightProblems(c, CheckInputs(c.eager->program(), c.inputs, c.device), "");
+  return PreflightProblems(c, CheckInputs(c.program(), c.inputs, c.device), "");
 }
 
 // InputsBreakTheProgram: the failure of eager on these inputs when they break an
@@ -316,6 +365,7 @@ bool LoadEager(Checking& c) {
 // "" when eager runs. Asked only of a compiled run that failed: AOTI checks the same ranges
 // at run time, and such a failure is the inputs', not the compiler's.
 std::string InputsBreakTheProgram(Checking& c) {
+  if (c.held_in_python) return "";  // no eager here to ask
   bool data_dependent = false;
   for (const auto& [sym, range] : c.eager->program().range_constraints) data_dependent = data_dependent || sym.rfind("u", 0) == 0;
   if (!data_dependent) return "";
@@ -341,6 +391,7 @@ std::string InputsFrom(const Checking& c) {
 // package's state, fails where the compiled model did; "" when eager runs them. An error of
 // the harness's own (not an operator's) is not eager's and is left to the eager step.
 std::string EagerFailsToo(Checking& c) {
+  if (c.held_in_python) return "";
   try {
     EagerAfresh(c);
   } catch (const OperatorError& e) {
@@ -357,6 +408,7 @@ std::string EagerHangsToo(Checking& c) {
   // Only a while_loop can run on without end between the interpreter's deadline checks; an
   // operator that hangs (a custom op that never returns) would hang this process with it, so a
   // program that calls one is not run here.
+  if (c.held_in_python) return "";
   bool loop = false, foreign = false;
   ForEachNode(c.eager->program().nodes, [&](const Node& node, const std::string&) {
     const std::string& t = node.target;
@@ -376,7 +428,9 @@ std::string EagerHangsToo(Checking& c) {
 }
 
 bool RunCompiledModel(Checking& c) {
-  c.r.outcome = RunCompiled(AbsolutePath(c.package), c.r.model, c.inputs, c.options.runner);
+  RunnerOptions runner = c.options.runner;
+  runner.python_child = c.held_in_python;
+  c.r.outcome = RunCompiled(AbsolutePath(c.package), c.r.model, c.inputs, runner);
   const CompiledOutcome& o = c.r.outcome;
   if (o.ok()) return true;
   if (o.kind == OutcomeKind::kRuntimeError || o.kind == OutcomeKind::kSignal) {
@@ -532,6 +586,21 @@ bool MakeReferences(Checking& c, const std::vector<std::string>& random_nodes, b
     c.r.fp64_device = refs->fp64_device;
     return true;
   }
+  if (c.held_in_python) {
+    // Python's own runs, recorded when the package was built (on these very inputs).
+    std::vector<at::Tensor> eager_out = c.archive->RecordedEagerOutputs(), fp64_out;
+    if (c.accuracy.mode == AccuracyMode::kFp64Rmse) {
+      fp64_out = c.archive->RecordedEagerFp64Outputs();
+      if (fp64_out.size() != eager_out.size()) {
+        c.r.fp64_note = "no float64 reference (the package records none: Python's float64 run failed when it was "
+                        "built); judged against eager, as upstream does";
+        fp64_out.clear();
+      }
+    }
+    fp64_out.resize(eager_out.size());
+    *refs = References{true, eager_out, fp64_out, c.r.fp64_note, c.r.fp64_device};
+    return true;
+  }
   std::vector<at::Tensor> eager_out;
   if (!RunEager(c, random_nodes, &eager_out)) return false;
   if (random_nodes.empty() && !AgreesWithRecorded(c, eager_out)) return false;
@@ -550,7 +619,7 @@ bool Judge(Checking& c, const References& refs, bool seeded_random) {
     return c.Failed(Name(FailureClass::kAccuracy), c.what + ": the compiled model returned " + std::to_string(got.size()) +
                                     " outputs, eager returned " + std::to_string(eager_out.size()));
   }
-  const auto sig = c.eager->program().Signature().user_outputs;
+  const auto sig = c.program().Signature().user_outputs;
   const AccuracyOptions& accuracy = c.accuracy;
   std::string failures, unjudged;
   size_t failed = 0;
@@ -607,7 +676,7 @@ CheckReport CheckOnce(const std::string& package, const std::vector<at::Tensor>*
                       References* refs) {
   Checking c{package, given, options};
   if (!OpenPackage(c) || !PreflightHost(c) || !LoadEager(c) || !RunCompiledModel(c)) return std::move(c.r);
-  const std::vector<std::string> random_nodes = RandomNodes(c.eager->program());
+  const std::vector<std::string> random_nodes = RandomNodes(c.program());
   const bool seeded_random = !random_nodes.empty() && options.runner.seed >= 0;
   if (!MakeReferences(c, random_nodes, seeded_random, refs)) return std::move(c.r);
   if (options.keep_values) {

@@ -122,6 +122,7 @@ json CheckOptionsToJson(const CheckOptions& o, const std::string& relative_to) {
             {"timeout_s", o.runner.timeout_s},
             {"op_libraries", libraries},
             {"pytree_modules", o.runner.pytree_modules},
+            {"python_imports", o.runner.python_imports},
             {"runtime_check_inputs", o.runner.runtime_check_inputs},
             {"seed", o.runner.seed >= 0 ? json(o.runner.seed) : json(nullptr)},
             {"env", env},
@@ -195,6 +196,10 @@ CheckOptions CheckOptionsFromJson(const json& j, const std::string& what, const 
                            "', expected a Python module name (dotted identifiers, as transformers.modeling_outputs)");
       }
       o.runner.pytree_modules.push_back(m);
+    }
+    for (const auto& what : run.Strings("python_imports")) {
+      if (what.empty()) throw HarnessError(run.Field("python_imports") + " holds an empty name");
+      o.runner.python_imports.push_back(what);
     }
     o.runner.runtime_check_inputs = run.Bool("runtime_check_inputs", false);
     if (const json* seed = run.Get("seed")) {

@@ -120,8 +120,26 @@ CompiledOutcome RunInThisProcess(const std::string& package, const std::string& 
 std::pair<std::vector<std::string>, std::vector<std::pair<std::string, std::string>>> RunnerCommand(
     const std::string& package, const std::string& model, const RunnerOptions& options, const std::string& work,
     const std::string& in_dir, const std::string& out_dir) {
-  std::vector<std::string> argv = {FindRunner(options), "--package", package, "--model", model,
-                                   "--inputs", in_dir, "--outputs", out_dir};
+  std::vector<std::string> argv;
+  if (options.python_child) {
+    if (options.python.empty() || options.python_runner.empty()) {
+      throw HarnessError("the compiled model must run in a Python child (it calls operators written only in Python), "
+                         "and " + std::string(options.python.empty() ? "no Python interpreter (--aoti_python)"
+                                                                     : "no python_runner.py (--aoti_python_runner_script)") +
+                         " was given; aoti_model_test passes both");
+    }
+    argv = {options.python, options.python_runner};
+    for (const auto& what : options.python_imports) {
+      argv.push_back("--import");
+      argv.push_back(what);
+    }
+  } else {
+    argv = {FindRunner(options)};
+  }
+  for (const std::string& a : {std::string("--package"), package, std::string("--model"), model,
+                               std::string("--inputs"), in_dir, std::string("--outputs"), out_dir}) {
+    argv.push_back(a);
+  }
   for (const auto& lib : options.op_libraries) {
     argv.push_back("--op_library");
     argv.push_back(lib);
@@ -170,7 +188,7 @@ CompiledOutcome ChildOutcome(bool ended, int status, double allowed, const Runne
     result = nlohmann::json::parse(ReadTextFile(out_dir + "/result.json"));
   } catch (const std::exception& e) {
     o.kind = OutcomeKind::kHarnessError;
-    o.message = "aoti_runner exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result:\n" +
+    o.message = std::string(options.python_child ? "python_runner.py" : "aoti_runner") + " exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result:\n" +
                 LastLines(o.stderr_text, 15);
     return o;
   }
@@ -224,7 +242,7 @@ CompiledOutcome RunCompiled(const std::string& package, const std::string& model
                             const std::vector<at::Tensor>& inputs, const RunnerOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CompiledOutcome o;
-  if (!options.isolate) {
+  if (!options.isolate && !options.python_child) {
     o = RunInThisProcess(package, model, inputs, options);
   } else {
     try {

@@ -54,6 +54,17 @@ struct RunnerOptions {
   // harness's Python readers (the compile server, repro.py) import these to read a program,
   // and never a module that only a file names.
   std::vector<std::string> pytree_modules;
+  // A model that calls operators written only in Python (the package's python_ops), where
+  // the test asks for it: the compiled model runs in a Python child (tools/python_runner.py,
+  // the same protocol as aoti_runner) that imports these first, modules ("transformers") or
+  // .py files, and the check judges it against the references Python recorded when the
+  // package was built. Empty: the check says why such a model cannot run, before anything runs.
+  std::vector<std::string> python_imports;
+  // python / python_runner: the interpreter and tools/python_runner.py for that child (this
+  // machine's, like runner_path: never part of a case); python_child: this run goes through
+  // it (set by the check for a package it holds in Python).
+  std::string python, python_runner;
+  bool python_child = false;
   bool runtime_check_inputs = false;       // AOTI_RUNTIME_CHECK_INPUTS=1 for the run
   // seed: ATen's generator seeded with it before the run (and before eager's, by the check),
   // so a model compiled with fallback_random=True draws what eager draws; negative: unseeded.

@@ -68,9 +68,44 @@ std::vector<std::string> NamespacesOf(const std::string& library, const RunnerOp
   return result.value("namespaces", std::vector<std::string>{});
 }
 
+// Bare: an operator's name without its overload ("ns::op.default" -> "ns::op").
+std::string Bare(const std::string& op) {
+  const size_t sep = op.find("::");
+  const size_t dot = op.find('.', sep == std::string::npos ? 0 : sep);
+  return dot == std::string::npos ? op : op.substr(0, dot);
+}
+
 }  // namespace
 
-void EnsureOperators(const Program& program, const RunnerOptions& runner) {
+std::string PythonOnlyMessage(const std::vector<PythonOp>& ops) {
+  std::string names;
+  bool calls_back = false, transformers = false;
+  for (const auto& op : ops) {
+    names += (names.empty() ? "'" : ", '") + op.op + "' (" + std::to_string(op.nodes) +
+             (op.nodes == 1 ? " node" : " nodes") + "; Python defines it at " + op.defined_at +
+             (op.module.empty() ? "" : ", module " + op.module) + ")";
+    calls_back = calls_back || op.compiled_calls.value_or(false);
+    transformers = transformers || op.op.rfind("transformers::", 0) == 0;
+  }
+  const bool one = ops.size() == 1;
+  std::string m = "the program calls " + std::string(one ? "an operator" : "operators") + " written only in Python: " +
+                  names + ". " + (one ? "It has" : "They have") +
+                  " no C++ kernel, so no C++ process can run " + (one ? "it" : "them") + ": " +
+                  (calls_back ? "the compiled model calls " + std::string(one ? "it" : "them") +
+                                    " back into Python (AOTI's proxy executor), so a C++ deployment of this package "
+                                    "fails at that call, and so do the harness's runner and eager interpreter"
+                              : "not a C++ deployment, not the harness's runner or eager interpreter") +
+                  ". Fixes: export the model with an implementation made of ATen operators or C++ kernels";
+  if (transformers) {
+    m += " (transformers: experts_implementation=\"batched_mm\" on the model's config instead of the default "
+         "grouped_mm)";
+  }
+  m += "; or register a C++ kernel under the same schema (TORCH_LIBRARY_IMPL) in a shared library and give it as "
+       "op_libraries (aoti_model_test, aoti_package)";
+  return m;
+}
+
+void EnsureOperators(const Program& program, const RunnerOptions& runner, const std::vector<PythonOp>& python_ops) {
   auto missing = [&] {
     std::set<std::string> out;
     // Inside subgraphs too; a higher-order op itself is no library's operator.
@@ -116,6 +151,17 @@ void EnsureOperators(const Program& program, const RunnerOptions& runner) {
                                  "choose_qparams (docs/not_done.md)");
     }
   }
+  // Operators a Python file defines (the package's record): no library is what is missing.
+  std::vector<PythonOp> in_python;
+  for (const auto& op : python_ops) {
+    for (const auto& missing_op : still) {
+      if (Bare(missing_op) == Bare(op.op)) {
+        in_python.push_back(op);
+        break;
+      }
+    }
+  }
+  if (!in_python.empty()) throw PythonOnlyOperator(PythonOnlyMessage(in_python));
   std::string ops, libraries;
   for (const auto& op : still) ops += (ops.empty() ? "'" : ", '") + op + "'";
   for (const auto& l : runner.op_libraries) libraries += (libraries.empty() ? "" : ", ") + l;

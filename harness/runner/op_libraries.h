@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/archive/package_manifest.h"
 #include "harness/runner/compiled_runner.h"
 #include "harness/program/program.h"
 
@@ -20,7 +21,14 @@ namespace aoti {
 // process): which namespaces a library registers is asked of the isolated runner, which
 // loads it in a child process of its own. Throws HarnessError naming the library (cannot
 // be loaded, its probe failed) or, when operators are still missing, naming them and the
-// libraries given.
-void EnsureOperators(const Program& program, const RunnerOptions& runner);
+// libraries given. An operator still missing that `python_ops` (the package manifest's
+// record) says a Python file defines is no library's: PythonOnlyOperator, naming it, where
+// Python defines it, whether the compiled model calls it back, and the fixes.
+void EnsureOperators(const Program& program, const RunnerOptions& runner,
+                     const std::vector<PythonOp>& python_ops = {});
+
+// PythonOnlyMessage: what EnsureOperators says of operators written only in Python (ops:
+// their manifest records), each named once.
+std::string PythonOnlyMessage(const std::vector<PythonOp>& ops);
 
 }  // namespace aoti

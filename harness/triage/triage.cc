@@ -453,8 +453,41 @@ std::optional<Diagnosis> HarnessDisagreement(const TriageEvidence& e) {
   return d;
 }
 
+// The words EnsureOperators (harness/runner/op_libraries.cc) opens a Python-only operator's message with.
+constexpr char kWrittenOnlyInPython[] = "written only in Python: ";
+
+std::optional<Diagnosis> PythonOnlyOp(const TriageEvidence& e) {
+  if (!Is(e.failure_class, FailureClass::kNotSupported)) return std::nullopt;
+  const size_t at = e.message.find(kWrittenOnlyInPython);
+  if (at == std::string::npos) return std::nullopt;
+  Diagnosis d;
+  static const std::regex op(R"('([A-Za-z_]\w*::[\w.]+)' \((\d+) nodes?[;)])");
+  const std::string rest = e.message.substr(at);
+  for (auto it = std::sregex_iterator(rest.begin(), rest.end(), op); it != std::sregex_iterator(); ++it) {
+    d.evidence.push_back((*it)[1].str() + " (" + (*it)[2].str() + " node" + ((*it)[2].str() == "1" ? "" : "s") +
+                         "): defined in Python, no C++ kernel");
+  }
+  if (e.message.find("calls them back into Python") != std::string::npos ||
+      e.message.find("calls it back into Python") != std::string::npos) {
+    d.evidence.push_back("the compiled model calls back into Python for it: a C++ deployment of this package fails "
+                         "at that call");
+  }
+  d.evidence.push_back("checked before anything ran: nothing was judged, nothing is reduced; this says nothing about "
+                       "AOTI's code");
+  if (e.message.find("transformers::") != std::string::npos) {
+    d.next_steps.push_back("transformers: build the model with experts_implementation=\"batched_mm\" in its config "
+                           "(ATen operators only), re-package, and test that.");
+  }
+  d.next_steps.push_back("Give the operator a C++ kernel: TORCH_LIBRARY_IMPL for the same schema in a shared library, "
+                         "listed as op_libraries on the aoti_package and the aoti_model_test.");
+  d.next_steps.push_back("Or export the model with that part written in ATen operators (a plain PyTorch module in "
+                         "place of the custom op).");
+  return d;
+}
+
 std::optional<Diagnosis> NotSupported(const TriageEvidence& e) {
   if (!Is(e.failure_class, FailureClass::kNotSupported)) return std::nullopt;
+  if (e.message.find(kWrittenOnlyInPython) != std::string::npos) return std::nullopt;  // PythonOnlyOp's
   Diagnosis d;
   static const std::regex construct(R"((node '[^']*' \([^)]*\)|program input '[^']*')[^\n]*?(does not run yet|not supported yet))");
   std::smatch m;
@@ -529,6 +562,10 @@ const std::vector<DiagnosisRule>& DiagnosisTable() {
        Nondeterministic},
       {"unreliable_reference", "Eager is too far from float64 for float64 to judge",
        "failure class unreliable reference: eager's relative RMSE against float64 above 10%", UnreliableReference},
+      {"python_only_op", "The program calls an operator written only in Python: no C++ process can run it",
+       "failure class not supported, the operators the package records as defined in Python (manifest python_ops) "
+       "missing from this process",
+       PythonOnlyOp},
       {"not_supported", "The program uses a construct the harness does not run yet",
        "failure class not supported: a higher-order op, a Python callable or an input kind the interpreter does not run",
        NotSupported},

@@ -22,6 +22,14 @@ class UnsupportedConstruct : public HarnessError {
   using HarnessError::HarnessError;
 };
 
+// PythonOnlyOperator: the program calls an operator written only in Python (a custom_op
+// with no C++ kernel): no C++ process can run it, the compiled model included. Its message
+// names the operator, where Python defines it, and the fixes.
+class PythonOnlyOperator : public UnsupportedConstruct {
+ public:
+  using UnsupportedConstruct::UnsupportedConstruct;
+};
+
 // ProgramConstraintError: the inputs break an assumption the program was exported under:
 // a data-dependent size (an unbacked symbol such as u0) outside its range_constraints, or
 // bound to two values. The check's verdict is a preflight failure: the inputs, not AOTI.

@@ -7,6 +7,7 @@
   archive     reading an exported program, writing and merging .pt2 archives
   compile     the AOTI compile and what the compiler said
   prebuilt    a shipped .pt2, kept as it is
+  python_ops  the operators a program calls that are written only in Python
   build_key   the host's CPU ISA against the build's key
   cli         package(): the steps in order; main(): the command line
 
@@ -19,6 +20,7 @@ from .manifest import MANIFEST_FIELDS, MANIFEST_OPTIONAL, TENSOR_RECORD_FIELDS, 
 from .archive import merge_archives, compiled_as, load_program, write_archive, write_export_failure
 from .compile import probe_isas_at_once, probe_vector_isas, compiler_errors, KernelInformation, compile_aoti
 from .prebuilt import sha256_of, check_call_spec, package_prebuilt
+from .python_ops import python_only_ops
 from .build_key import host_isa_flags, check_build_key
 from .cli import package, main
 from aoti_aten_fallbacks import AtenFallbacks, ContractError, parse_config_value, split_configs
@@ -69,6 +71,7 @@ __all__ = [
     "sha256_of",
     "check_call_spec",
     "package_prebuilt",
+    "python_only_ops",
     "host_isa_flags",
     "check_build_key",
     "package",

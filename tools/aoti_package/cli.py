@@ -52,6 +52,7 @@ from .compile import compile_aoti, probe_vector_isas
 from .manifest import package_manifest
 from .model_file import build_case, check_device, flat_inputs, load_model_file, run_eager, set_mode, shape_inputs
 from .prebuilt import package_prebuilt
+from .python_ops import python_only_ops
 from .tensors import shape_input_records, tensor_records
 
 
@@ -162,7 +163,11 @@ def package(args):
             args.name, compile_rec, recs["inputs"],
             model_file=args.label or args.model or args.program, seed=args.seed, inductor_configs=configs,
             strict_export=args.strict_export, dynamic_shapes=dyn is not None, from_program=bool(args.program),
-            eager_outputs=recs["eager"], eager_fp64_outputs=recs["eager_fp64"], shape_inputs=shape_recs)
+            eager_outputs=recs["eager"], eager_fp64_outputs=recs["eager_fp64"], shape_inputs=shape_recs,
+            python_ops=python_only_ops(ep, aoti_pt2))
+        for rec in manifest.get("python_ops", []):
+            log(f"the program calls {rec['op']}, an operator written only in Python ({rec['module'] or rec['defined_at']}):"
+                " recorded; no C++ process can run it")
         write_archive(args.out, ep, args.name, compiled_as(aoti_pt2, args.name) if aoti_pt2 else None, manifest,
                       tensors, workdir)
         log(f"wrote {args.out} in {time.time() - start:.1f}s (compile: {compile_rec['status']})")

@@ -17,7 +17,7 @@ MANIFEST_FIELDS = {"format": str, "model_name": str, "compile": dict, "inputs": 
 MANIFEST_OPTIONAL = {
     "model_file": str, "seed": int, "torch_version": str, "torch_git_version": str, "inductor_configs": dict,
     "export": dict, "eager_fp64_outputs": list, "reduced_from": str, "cuda_version": str, "prebuilt": dict,
-    "shape_inputs": dict,
+    "shape_inputs": dict, "python_ops": list,
 }
 
 
@@ -30,7 +30,7 @@ TENSOR_RECORD_OPTIONAL = {"name": str, "strides": (list, type(None)), "device": 
 
 def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=0, inductor_configs=None,
                      strict_export=False, dynamic_shapes=False, from_program=False, eager_outputs=(),
-                     eager_fp64_outputs=(), reduced_from=None, prebuilt=None, shape_inputs=None):
+                     eager_fp64_outputs=(), reduced_from=None, prebuilt=None, shape_inputs=None, python_ops=()):
     """The one place a manifest is made: every field, in the schema read_manifest checks."""
     import torch
 
@@ -53,6 +53,9 @@ def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=
     }
     if reduced_from:
         m["reduced_from"] = reduced_from
+    if python_ops:
+        # Operators written only in Python that the program calls (python_ops.python_only_ops).
+        m["python_ops"] = [dict(r) for r in python_ops]
     if shape_inputs:
         # The model file's own inputs per shape point: {name: [tensor record]}.
         m["shape_inputs"] = {name: list(recs) for name, recs in shape_inputs.items()}
@@ -78,6 +81,9 @@ def check_manifest(m, what):
         if not isinstance(m[key], kind) or (kind is int and isinstance(m[key], bool)):
             raise ContractError(f"{what}: package.json field {key!r} is {type(m[key]).__name__}, "
                                 f"expected {kind.__name__}")
+    for k, rec in enumerate(m.get("python_ops", [])):
+        if not isinstance(rec, dict) or not isinstance(rec.get("op"), str) or not isinstance(rec.get("nodes"), int):
+            raise ContractError(f"{what}: package.json python_ops[{k}] lacks 'op' (str) or 'nodes' (int)")
     if not isinstance(m["compile"].get("status"), str):
         raise ContractError(f"{what}: package.json compile record lacks a status")
     groups = [(g, m.get(g, [])) for g in ("inputs", "eager_outputs", "eager_fp64_outputs")]

@@ -76,6 +76,10 @@ def to_eval(model):
                         f"{', '.join(MOVE_TO_EVAL)}). Call it in make_model(), or set keep_mode = True on aoti_package")
 
 
+# The name a model file is imported under (sys.modules).
+MODEL_MODULE = "aoti_model_under_test"
+
+
 def load_model_file(path):
     if not os.path.isfile(path):
         raise ContractError(f"model file {path!r} does not exist")
@@ -83,7 +87,7 @@ def load_model_file(path):
     model_dir = os.path.dirname(os.path.abspath(path))
     if model_dir not in sys.path:
         sys.path.insert(0, model_dir)
-    spec = importlib.util.spec_from_file_location("aoti_model_under_test", path)
+    spec = importlib.util.spec_from_file_location(MODEL_MODULE, path)
     module = importlib.util.module_from_spec(spec)
     # Importable by its name: torch.cond and while_loop run through dynamo even in eager,
     # and dynamo's guards import the module that defines the branch functions.

@@ -11,6 +11,7 @@ from .archive import load_program, write_archive
 from .common import AOTI_DIR, log
 from .manifest import package_manifest
 from .model_file import flat_inputs, read_inputs_file, run_eager
+from .python_ops import python_only_ops
 from .tensors import tensor_records
 
 
@@ -185,7 +186,8 @@ def package_prebuilt(args, configs, workdir, start):
         inductor_configs=configs, dynamic_shapes=bool(ep.range_constraints), from_program=True,
         eager_outputs=recs["eager"], eager_fp64_outputs=recs["eager_fp64"],
         prebuilt={"package": source, "sha256": sha256_of(shipped), "program": program_from, "inputs": inputs_from,
-                  **provenance(shipped, name, args.exported_program, workdir)})
+                  **provenance(shipped, name, args.exported_program, workdir)},
+        python_ops=python_only_ops(ep, shipped))
     # The compiled model exactly as shipped: its data/aotinductor/<name>/ records, copied.
     write_archive(args.out, ep, name, (shipped, []), manifest, tensors, workdir, only=AOTI_DIR + name + "/")
     log(f"wrote {args.out} in {time.time() - start:.1f}s (the shipped compiled model {name!r}, not recompiled)")
