@@ -121,8 +121,7 @@ CheckOptions CheckOptionsFromFlags(const CheckOptions* given_base) {
       o.runner.python_imports.push_back(entry);
     }
   }
-  o.runner.python = FLAGS_aoti_python.empty() ? (std::getenv("AOTI_PYTHON") ? std::getenv("AOTI_PYTHON") : "")
-                                              : FLAGS_aoti_python;
+  o.runner.python = FLAGS_aoti_python;
   o.runner.python_runner = FLAGS_aoti_python_runner_script;
   if (use("aoti_runtime_check_inputs")) o.runner.runtime_check_inputs = FLAGS_aoti_runtime_check_inputs;
   if (use("aoti_seed")) o.runner.seed = FLAGS_aoti_seed < 0 ? -1 : FLAGS_aoti_seed;

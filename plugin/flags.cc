@@ -32,7 +32,8 @@ int EnvInt(const char* name, int fallback) {
 DEFINE_int64(aoti_shapes_max_mb, 1024,
              "A dynamic package's planned shapes take at most this many MiB of inputs: a declared maximum beyond it "
              "is scaled down toward the sample, and the shape is named \"large\", saying so.");
-DEFINE_string(aoti_python, "", "Python with torch for the compile server (default: $AOTI_PYTHON).");
+DEFINE_string(aoti_python, EnvOr("AOTI_PYTHON", ""),
+              "Python with torch for the compile server and a Python child's compiled run. Env: AOTI_PYTHON.");
 DEFINE_string(aoti_compile_server, "", "tools/compile_server.py (set by aoti_model_test).");
 DEFINE_int32(aoti_reduce_jobs, EnvInt("AOTI_REDUCE_JOBS", 0),
              "Compile servers a reduction runs at once (0: what fits this machine: two cores and 2 GiB each, at most "

@@ -27,8 +27,8 @@ DECLARE_string(aoti_isolation);       // child | in_process
 DECLARE_double(aoti_timeout_s);       // per compiled run, in the child
 DECLARE_string(aoti_runner);          // path of the aoti_runner binary
 DECLARE_string(aoti_op_libraries);    // comma-separated custom-op libraries for the child
-DECLARE_string(aoti_pytree_modules);
-DECLARE_string(aoti_python_imports);  // comma-separated: a Python child runs a model with Python-only operators  // comma-separated modules of the programs' pytree types
+DECLARE_string(aoti_pytree_modules);  // comma-separated modules of the programs' pytree types
+DECLARE_string(aoti_python_imports);  // comma-separated: what a Python child imports to run Python-only operators
 DECLARE_bool(aoti_runtime_check_inputs);  // AOTI_RUNTIME_CHECK_INPUTS=1 for compiled runs
 DECLARE_string(aoti_runner_env);      // K=V,... extra environment for the compiled run
 DECLARE_string(aoti_child_env_pass_through);

@@ -65,9 +65,8 @@ namespace {
 // time TEST_TIMEOUT leaves.
 std::pair<CompileServerOptions, ReduceOptions> ReductionSetUp(const FailingCase& c, const std::string& where,
                                                               const std::string& out) {
-  const char* env_python = std::getenv("AOTI_PYTHON");
   CompileServerOptions server;
-  server.python = !FLAGS_aoti_python.empty() ? FLAGS_aoti_python : (env_python ? env_python : "");
+  server.python = FLAGS_aoti_python;  // its default is $AOTI_PYTHON
   server.server_script = FLAGS_aoti_compile_server;
   if (server.python.empty() || server.server_script.empty()) {
     throw HarnessError("the compile server is not configured (--aoti_python, --aoti_compile_server); "

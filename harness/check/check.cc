@@ -176,7 +176,7 @@ struct Checking {
   // (--aoti_python_imports): no eager interpreter; the compiled model runs in a Python child
   // and is judged against the references Python recorded when packaging.
   bool held_in_python = false;
-  std::optional<Program> program_only;
+  std::optional<Program> program_only;  // the program, where no interpreter holds it
   AccuracyOptions accuracy;  // the test's rule, or the one the check picked for the program
 
   const Program& program() const { return eager ? eager->program() : *program_only; }
@@ -307,7 +307,6 @@ void PickAccuracyRule(Checking& c) {
 // which hold the package's sample inputs only.
 bool HoldInPython(Checking& c) {
   c.held_in_python = true;
-  c.program_only = Program::Parse(c.archive->ProgramJson(c.r.model), c.package);
   std::string imports;
   for (const auto& m : c.options.runner.python_imports) imports += (imports.empty() ? "" : ", ") + m;
   if (c.given && !SameValues(*c.given, c.archive->SampleInputsOnCpu())) {
@@ -338,9 +337,10 @@ bool LoadEager(Checking& c) {
   try {
     c.inputs = c.given ? *c.given : c.archive->SampleInputs();
     const PackageManifest* manifest = c.archive->Manifest() ? &*c.archive->Manifest() : nullptr;
-    EnsureOperators(Program::Parse(c.archive->ProgramJson(c.r.model), c.package), c.options.runner,
-                    manifest ? manifest->python_ops : std::vector<PythonOp>{});
+    c.program_only = Program::Parse(c.archive->ProgramJson(c.r.model), c.package);
+    EnsureOperators(*c.program_only, c.options.runner, manifest ? manifest->python_ops : std::vector<PythonOp>{});
     c.eager = Interpreter::FromArchive(*c.archive, c.r.model);
+    c.program_only.reset();  // the interpreter holds the program from here
   } catch (const PythonOnlyOperator& e) {
     if (c.options.runner.python_imports.empty()) {
       return c.Failed(Name(FailureClass::kNotSupported),

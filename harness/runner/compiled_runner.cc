@@ -188,8 +188,8 @@ CompiledOutcome ChildOutcome(bool ended, int status, double allowed, const Runne
     result = nlohmann::json::parse(ReadTextFile(out_dir + "/result.json"));
   } catch (const std::exception& e) {
     o.kind = OutcomeKind::kHarnessError;
-    o.message = std::string(options.python_child ? "python_runner.py" : "aoti_runner") + " exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result:\n" +
-                LastLines(o.stderr_text, 15);
+    o.message = std::string(options.python_child ? "python_runner.py" : "aoti_runner") + " exited with status " +
+                std::to_string(WEXITSTATUS(status)) + " without a result:\n" + LastLines(o.stderr_text, 15);
     return o;
   }
   const std::string s = result.value("status", "");

@@ -467,8 +467,7 @@ std::optional<Diagnosis> PythonOnlyOp(const TriageEvidence& e) {
     d.evidence.push_back((*it)[1].str() + " (" + (*it)[2].str() + " node" + ((*it)[2].str() == "1" ? "" : "s") +
                          "): defined in Python, no C++ kernel");
   }
-  if (e.message.find("calls them back into Python") != std::string::npos ||
-      e.message.find("calls it back into Python") != std::string::npos) {
+  if (e.message.find(" back into Python (AOTI's proxy executor)") != std::string::npos) {
     d.evidence.push_back("the compiled model calls back into Python for it: a C++ deployment of this package fails "
                          "at that call");
   }
