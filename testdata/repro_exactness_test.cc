@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/case/failing_case.h"
 #include "harness/check/check.h"
 #include "matchers/aoti_matches_eager.h"
 #include "harness/archive/pt2_archive.h"
@@ -86,8 +87,9 @@ TEST(FailureMessage, OffersNoReductionForAVerdictNothingReduces) {
   ASSERT_GE(lines.size(), 4u) << r.message();
   EXPECT_THAT(lines[0], ::testing::StartsWith("AOTI check failed (nondeterministic): "));
   EXPECT_THAT(lines[1], ::testing::StartsWith("  Culprit: none to reduce (nondeterministic is not the compiler's failure)"));
-  EXPECT_EQ(lines[2], "  Open: bazel-testlogs/testdata/repro_exactness_test/test.outputs/aoti/"
-                      "FailureMessage.OffersNoReductionForAVerdictNothingReduces/ (diagnosis.md)");
+  // bazel-testlogs/testdata/repro_exactness_test/test.outputs (under external/aoti_harness/ in suite/).
+  EXPECT_EQ(lines[2], "  Open: " + TestOutputsDir() + "/aoti/FailureMessage.OffersNoReductionForAVerdictNothingReduces/ (diagnosis.md)");
+  EXPECT_THAT(lines[2], HasSubstr("testdata/repro_exactness_test/test.outputs/aoti/"));
   EXPECT_EQ(lines[3], "  --- details ---");
   EXPECT_THAT(r.message(), ::testing::Not(HasSubstr("Reduce it")));
   EXPECT_THAT(r.message(), ::testing::Not(HasSubstr("DUMP_AOTI_MINIFIER")));

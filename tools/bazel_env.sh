@@ -37,3 +37,11 @@ bazel_cmd() {
   esac
   command bazel "$cmd" --disk_cache="$AOTI_BAZEL_DISK_CACHE" --repo_env=AOTI_PYTHON="$AOTI_PYTHON" "${extra[@]}" "$@"
 }
+
+# suite_cmd COMMAND [ARGS...]: bazel_cmd in the suite's workspace (suite/WORKSPACE), which
+# reads the harness as @aoti_harness, as a model repository does: the suite's build of the
+# harness's C++ is the one the model repositories of CI take from the disk cache.
+# Labels are @aoti_harness//... there (`suite_cmd test @aoti_harness//...`).
+suite_cmd() {
+  (cd "$AOTI_ROOT/suite" && bazel_cmd "$@")
+}

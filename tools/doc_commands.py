@@ -120,12 +120,16 @@ def cheap(argv):
 
 
 def run(command, why):
-    # The workspace's Bazel, as the suite ran it (tools/bazel_env.sh's bazel_cmd: its disk
-    # cache, its Python, the compile ledger's path): other flags would re-key every action
-    # and rebuild the workspace.
+    # The workspace's Bazel, as the suite ran it: in suite/, whose workspace reads this one
+    # as @aoti_harness (tools/bazel_env.sh's suite_cmd: its disk cache, its Python, the
+    # compile ledger's path), the command's labels read there as @aoti_harness//...; here,
+    # or with other flags, every action would have another key and the harness would build
+    # again. A query reads BUILD files only and runs here.
     prelude = ('source tools/bazel_env.sh >/dev/null 2>&1; bazel() { local c="$1"; shift; case "$c" in '
                'query) command bazel query "$@" ;; '
-               '*) bazel_cmd "$c" "$@" ;; '
+               '*) local a=() x rest=0; for x in "$@"; do '
+               'if ((rest == 0)) && [[ "$x" == //* ]]; then a+=("@aoti_harness$x"); else a+=("$x"); fi; '
+               '[ "$x" != "--" ] || rest=1; done; suite_cmd "$c" "${a[@]}" ;; '
                'esac; }; ')
     if why == "test, if up to date":
         command = command.replace("bazel test", "bazel test --check_tests_up_to_date", 1)

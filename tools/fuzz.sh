@@ -41,9 +41,10 @@ command -v clang >/dev/null || { echo "fuzz.sh: clang is missing; run bash tools
 out="${AOTI_FUZZ_OUT:-${TMPDIR:-/tmp}/aoti_fuzz}"
 mkdir -p "$out"
 echo "[fuzz] seeds from the corpus" >&2
-bazel_cmd build //testdata/corpus //testdata:mlp >"$out/seed_build.log" 2>&1 \
+# The suite's packages (suite/: built by `bazel test` of the suite, so nothing compiles here).
+suite_cmd build @aoti_harness//testdata/corpus @aoti_harness//testdata:mlp >"$out/seed_build.log" 2>&1 \
   || { tail -20 "$out/seed_build.log"; exit 1; }
-corpus_dir="$(bazel info bazel-bin 2>/dev/null)/testdata"
+corpus_dir="$(cd "$AOTI_ROOT/suite" && bazel info bazel-bin 2>/dev/null)/external/aoti_harness/testdata"
 "$AOTI_PYTHON" - "$out" "$corpus_dir" <<'PY'
 import glob, json, os, sys, zipfile
 out, bin_dir = sys.argv[1], sys.argv[2]

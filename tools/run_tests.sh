@@ -2,7 +2,8 @@
 # run_tests.sh: set up (first use only) and run the whole test suite: pyflakes on the
 # project's Python (tools/py_lint.sh), the AOTI packages held to their budget
 # (tools/check_package_budget.sh), `bazel test //...` (the packager's and repro.py's
-# Python unit tests among them),
+# Python unit tests among them; run in suite/, which reads this repository as @aoti_harness
+# as a model repository does, so that the harness's C++ is built once for all of CI),
 # a smoke run of the reader fuzzers (tools/fuzz.sh, 10 s each under ASan and UBSan), then
 # two CI machines sharing a BuildGrid remote cache (tools/remote_cache_tls_test.sh,
 # tools/remote_cache_auth_test.sh, then tools/remote_cache_test.sh), the real-model corpus through a model repository
@@ -26,14 +27,19 @@ buildgrid_install=$!
 phase "py_lint" bash "$AOTI_ROOT/tools/py_lint.sh"
 # The AOTI packages //... compiles, held to their written budget (seconds: bazel query).
 phase "package budget" bash "$AOTI_ROOT/tools/check_package_budget.sh"
-phase "bazel test //..." bazel_cmd test //...
+# The suite runs in suite/, whose workspace reads the harness as @aoti_harness, as a model
+# repository does: the harness's C++ is built once, here, and the model repositories below
+# (the remote-cache machines, the real-model corpus, the example) take it from the disk
+# cache. The same tests as `bazel test //...` in the repository's root.
+phase "bazel test //..." suite_cmd test @aoti_harness//...
 # The GPU targets (tags = ["requires-gpu"]) are left out without --config=cuda; say which.
-gpu_targets="$(bazel_cmd query 'attr(tags, requires-gpu, tests(//...))' 2>/dev/null | tr '\n' ' ' || true)"
+gpu_targets="$(suite_cmd query 'attr(tags, requires-gpu, tests(@aoti_harness//...))' 2>/dev/null | tr '\n' ' ' || true)"
 if [ -n "$gpu_targets" ]; then
   echo "run_tests: skipped (requires-gpu; bazel test --config=cuda on a GPU host, or bash tools/gpu_check.sh): $gpu_targets"
 fi
-# The fuzz smoke runs and then the docs' commands use this workspace's Bazel server, and the
-# phases below the model repositories' own: they run beside those, one after the other, in
+# The fuzz smoke runs and then the docs' commands use the suite's Bazel server (fuzz.sh's
+# clang build, this workspace's), and the phases below the model repositories' own: they run
+# beside those, one after the other, in
 # the idle core those leave (a reduction compiles one program at a time; the remote cache
 # test waits on its server).
 beside() {
@@ -42,16 +48,19 @@ beside() {
 }
 phase_beside "the fuzz smoke runs, then the docs' commands" beside
 # A run that stops early stops them too.
-trap '[ -z "${PHASE_BESIDE_PID:-}" ] || kill "$PHASE_BESIDE_PID" 2>/dev/null || true' EXIT
+trap phase_kill_beside EXIT
 # Two CI machines sharing a BuildGrid remote cache: packages, test results and the
-# reducer's compiles. Before the model repositories: its first machine builds the harness's
-# C++ as a model repository does, into the suite's disk cache, and the real-model corpus and
-# the example then reuse that build.
+# reducer's compiles. Its machines, the real-model corpus and the example take the harness's
+# C++ from the suite's build (the disk cache), as the suite ran in suite/.
 wait "$buildgrid_install" || { cat "$buildgrid_log"; echo "run_tests: BuildGrid's install failed" >&2; exit 1; }
 # The compile cache's client over mutual TLS, and its messages against BuildGrid's own.
 phase "remote cache, TLS" bash "$AOTI_ROOT/tools/remote_cache_tls_test.sh"
 # The server's own access control: a reader's token is refused a write (BuildGrid's JWT ACLs).
 phase "remote cache, access control" bash "$AOTI_ROOT/tools/remote_cache_auth_test.sh"
-phase "remote cache, two machines" bash "$AOTI_ROOT/tools/remote_cache_test.sh"
+# The two machines and the real-model corpus run side by side: each reduction compiles one
+# program at a time, and each phase leaves a core idle much of its time (the table's "cores
+# busy" column says how much).
+phase_beside "two CI machines sharing a remote cache" phase "remote cache, two machines (beside)" \
+  bash "$AOTI_ROOT/tools/remote_cache_test.sh"
 phase "real models" bash "$AOTI_ROOT/tools/real_models.sh"
 phase_wait

@@ -45,18 +45,26 @@ TEST(UndeclaredOutputs, PathsInsideAreNamedRelativeToTheTestsOutputs) {
       << "a sibling directory whose name starts the same is not inside";
 }
 
+// Where Bazel keeps this test's logs: bazel-testlogs/harness/case/test_outputs_test, under
+// external/aoti_harness/ where the suite runs it as @aoti_harness (suite/WORKSPACE).
+std::string OwnTestlogs() {
+  const char* t = std::getenv("TEST_TARGET");
+  const std::string target = t ? t : "";
+  const std::string repo = target.rfind('@', 0) == 0 ? "external/" + target.substr(1, target.find("//") - 1) + "/" : "";
+  return "bazel-testlogs/" + repo + "harness/case/test_outputs_test";
+}
+
 TEST(UndeclaredOutputs, MessagesNameTheOutputsUnderBazelTestlogsAndACommandForAfterTheTest) {
   const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   if (dir == nullptr) GTEST_SKIP() << "not run by bazel test (TEST_UNDECLARED_OUTPUTS_DIR unset)";
   // This test's own label: //harness/case:test_outputs_test.
-  EXPECT_EQ(aoti::TestOutputsDir(), "bazel-testlogs/harness/case/test_outputs_test/test.outputs");
-  EXPECT_EQ(aoti::ForUser(std::string(dir) + "/aoti/Suite.Test/repro"),
-            "bazel-testlogs/harness/case/test_outputs_test/test.outputs/aoti/Suite.Test/repro");
+  EXPECT_EQ(aoti::TestOutputsDir(), OwnTestlogs() + "/test.outputs");
+  EXPECT_EQ(aoti::ForUser(std::string(dir) + "/aoti/Suite.Test/repro"), OwnTestlogs() + "/test.outputs/aoti/Suite.Test/repro");
   EXPECT_EQ(aoti::ForUser("/elsewhere/repro"), "/elsewhere/repro");
   const std::string command = aoti::ReduceCaseCommand(std::string(dir) + "/aoti/Suite.Test");
   EXPECT_EQ(command,
-            "bazel run @aoti_harness//plugin:aoti_reduce -- minify "
-            "--case_dir=bazel-testlogs/harness/case/test_outputs_test/test.outputs/aoti/Suite.Test");
+            "bazel run @aoti_harness//plugin:aoti_reduce -- minify --case_dir=" + OwnTestlogs() +
+                "/test.outputs/aoti/Suite.Test");
   EXPECT_EQ(command.find(dir), std::string::npos) << "no sandbox path in a command for after the test";
   EXPECT_EQ(aoti::ReduceCaseCommand("/cases/Suite.Test"), "aoti_reduce minify --case_dir=/cases/Suite.Test");
 }
@@ -65,7 +73,7 @@ TEST(UndeclaredOutputs, AShardsOutputsAreItsOwn) {
   if (std::getenv("TEST_TARGET") == nullptr) GTEST_SKIP() << "not run by bazel test (TEST_TARGET unset)";
   ::setenv("TEST_TOTAL_SHARDS", "3", 1);
   ::setenv("TEST_SHARD_INDEX", "1", 1);
-  EXPECT_EQ(aoti::TestOutputsDir(), "bazel-testlogs/harness/case/test_outputs_test/shard_2_of_3/test.outputs");
+  EXPECT_EQ(aoti::TestOutputsDir(), OwnTestlogs() + "/shard_2_of_3/test.outputs");
   ::unsetenv("TEST_TOTAL_SHARDS");
   ::unsetenv("TEST_SHARD_INDEX");
 }
