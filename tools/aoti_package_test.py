@@ -219,6 +219,48 @@ class Archive(unittest.TestCase):
         self.assertIn("team_outputs's pytree types, and that module cannot be imported", done.stderr)
 
 
+class UnwritableProgram(unittest.TestCase):
+    """A program torch's serializer refuses (flex attention's block mask): the reason in one
+    line, naming the node, and the manifest that records it."""
+
+    def refused(self):
+        from torch._export.serde.serialize import SerializeError
+
+        gm = torch.fx.symbolic_trace(lambda x: torch.relu(x) + 1)
+        relu = next(n for n in gm.graph.nodes if n.op == "call_function")
+
+        def handle_call_function(node):  # the serializer's frame: it holds the node it writes
+            raise SerializeError("Unsupported list/tuple argument type: [<class 'int'>, <class 'torch.fx.node.Node'>, "
+                                 "<class 'NoneType'>]")
+
+        try:
+            try:
+                handle_call_function(relu)
+            except SerializeError as inner:
+                raise SerializeError(f"Failed serializing node {relu.name} in graph: {relu.format_node()}\n"
+                                     " Original exception Traceback ...") from inner
+        except SerializeError as e:
+            return e
+
+    def test_the_reason_names_the_node_and_the_innermost_message(self):
+        reason = archive.unwritable_program_reason(self.refused())
+        self.assertTrue(reason.startswith("torch's serializer cannot write the exported program: node 'relu' ("), reason)
+        self.assertIn("SerializeError: Unsupported list/tuple argument type: [int, Node, NoneType]", reason)
+        self.assertNotIn("Traceback", reason)
+        self.assertNotIn("\n", reason)
+
+    def test_the_manifest_records_it(self):
+        x = torch.ones(2)
+        rec = tensors.tensor_record(x, "x", "tensors/input_0.bin")
+        m = manifest.package_manifest("model", {"status": "ok"}, [rec], program_not_held="why")
+        back = manifest.read_manifest(manifest.manifest_bytes(m).decode(), "p.pt2")
+        self.assertEqual(back["program_not_held"], "why")
+        self.assertNotIn("program_not_held", manifest.package_manifest("model", {"status": "ok"}, [rec]))
+        m["program_not_held"] = 3
+        with self.assertRaisesRegex(ContractError, "program_not_held"):
+            manifest.read_manifest(json.dumps(m), "p.pt2")
+
+
 class Prebuilt(unittest.TestCase):
     def test_which_torch_built_it_and_whether_this_one_can_load_it(self):
         """A shipped compiled model whose shared object calls a function this torch lacks, and an

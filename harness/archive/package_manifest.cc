@@ -69,6 +69,7 @@ PackageManifest ParsePackageManifest(const std::string& text, const std::string&
       for (const auto& t : records) point.push_back(TensorRecordFromJson(t, what + " input tensor at shape " + name));
       m.shape_inputs.emplace_back(name, std::move(point));
     }
+    m.program_not_held = j.value("program_not_held", "");
     for (const auto& p : j.value("python_ops", nlohmann::json::array())) {
       PythonOp op{p.at("op").get<std::string>(), p.value("defined_at", ""), p.value("module", ""),
                   p.at("nodes").get<int64_t>(), std::nullopt};
@@ -116,6 +117,7 @@ std::string PackageManifestToJson(const PackageManifest& m) {
     j["shape_inputs"] = json::object();
     for (const auto& [name, rs] : m.shape_inputs) j["shape_inputs"][name] = records(rs);
   }
+  if (!m.program_not_held.empty()) j["program_not_held"] = m.program_not_held;
   if (!m.python_ops.empty()) {
     j["python_ops"] = json::array();
     for (const auto& op : m.python_ops) {

@@ -80,6 +80,10 @@ struct PackageManifest {
   // The model file's own inputs per shape point (its shape_inputs()), by point name.
   std::vector<std::pair<std::string, std::vector<TensorRecord>>> shape_inputs;
   std::vector<PythonOp> python_ops;  // operators written only in Python, sorted by op
+  // Why the package holds no program (models/<name>.json) beside its compiled model: torch's
+  // serializer could not write it ("torch's serializer cannot write the exported program:
+  // node ..."); "" where it holds one.
+  std::string program_not_held;
 };
 
 // ParsePackageManifest parses package.json text. Throws HarnessError naming `what`

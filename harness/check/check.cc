@@ -172,13 +172,17 @@ struct Checking {
   std::string device = "cpu";
   std::vector<at::Tensor> inputs;
   std::unique_ptr<Interpreter> eager;
-  // A program that calls operators written only in Python, checked where the test asked
-  // (--aoti_python_imports): no eager interpreter; the compiled model runs in a Python child
-  // and is judged against the references Python recorded when packaging.
+  // Judged by the references Python recorded when packaging, with no eager interpreter: a
+  // program that calls operators written only in Python, where the test asked for a Python
+  // child (--aoti_python_imports), or a package that holds no program (torch's serializer
+  // could not write it: `not_held` says why).
   bool held_in_python = false;
+  bool python_child = false;  // the compiled model runs in a Python child (python_runner.py)
+  std::string not_held;
   std::optional<Program> program_only;  // the program, where no interpreter holds it
   AccuracyOptions accuracy;  // the test's rule, or the one the check picked for the program
 
+  bool has_program() const { return eager || program_only; }
   const Program& program() const { return eager ? eager->program() : *program_only; }
 
   bool Failed(std::string failure_class, std::string message) {
@@ -290,7 +294,7 @@ size_t QuantizedOperators(const Program& program) {
 void PickAccuracyRule(Checking& c) {
   c.accuracy = c.options.accuracy;
   if (!c.accuracy.mode_chosen && c.accuracy.mode == AccuracyMode::kFp64Rmse) {
-    if (const size_t q = QuantizedOperators(c.program()); q > 0) {
+    if (const size_t q = c.has_program() ? QuantizedOperators(c.program()) : 0; q > 0) {
       c.accuracy.mode = AccuracyMode::kSqnr;
       c.r.accuracy_note = "a quantized program (" + std::to_string(q) + " quantize/dequantize steps): judged by SQNR "
                           "against eager, at least " + std::to_string(static_cast<int>(c.accuracy.min_sqnr_db)) +
@@ -301,34 +305,59 @@ void PickAccuracyRule(Checking& c) {
   c.r.accuracy = c.accuracy;
 }
 
-// HoldInPython: a program with operators written only in Python, where the test asked for a
-// Python child: no eager interpreter. The compiled model runs in that child, and the
-// references are the eager and float64 outputs Python recorded when the package was built,
-// which hold the package's sample inputs only.
-bool HoldInPython(Checking& c) {
+// HoldInPython: no eager interpreter; the references are the eager and float64 outputs Python
+// recorded when the package was built, which hold the package's sample inputs only. For a
+// program with operators written only in Python, where the test asked for a Python child (the
+// compiled model runs in that child), and for a package that holds no program (c.not_held:
+// the compiled model runs in the runner, as any other).
+bool HoldInPython(Checking& c, bool python_child) {
   c.held_in_python = true;
+  c.python_child = python_child;
   std::string imports;
   for (const auto& m : c.options.runner.python_imports) imports += (imports.empty() ? "" : ", ") + m;
+  const std::string why = c.not_held.empty() ? "the program calls operators written only in Python"
+                                             : "the package holds no program (" + c.not_held + ")";
   if (c.given && !SameValues(*c.given, c.archive->SampleInputsOnCpu())) {
     return c.Failed(Name(FailureClass::kNotSupported),
-                    c.what + ": the program calls operators written only in Python, so its references are the eager "
-                    "and float64 outputs Python recorded when the package was built, and those hold the package's "
-                    "sample inputs only; " + InputsFrom(c) + " cannot be judged (the harness's eager interpreter "
-                    "cannot run these operators). Nothing is reduced.");
+                    c.what + ": " + why + ", so its references are the eager and float64 outputs Python recorded "
+                    "when the package was built, and those hold the package's sample inputs only; " + InputsFrom(c) +
+                    " cannot be judged (the harness's eager interpreter cannot run " +
+                    (c.not_held.empty() ? "these operators" : "a program it does not have") + "). Nothing is reduced.");
   }
   const auto& manifest = c.archive->Manifest();
   if (!manifest || manifest->eager_outputs.empty()) {
     return c.Failed(Name(FailureClass::kNotSupported),
-                    c.what + ": the program calls operators written only in Python, and the package records no "
-                    "eager outputs to judge its compiled model by; rebuild it with aoti_package.");
+                    c.what + ": " + why + ", and the package records no eager outputs to judge its compiled model "
+                    "by; rebuild it with aoti_package.");
   }
   PickAccuracyRule(c);
+  const std::string ran = python_child ? "the compiled model ran in a Python child (importing " + imports + ")"
+                                       : "the compiled model ran in the runner";
   c.r.accuracy_note = std::string(c.r.accuracy_note.empty() ? "" : c.r.accuracy_note + "; ") +
-                      "held in Python: the program calls operators written only in Python, so the compiled model ran "
-                      "in a Python child (importing " + imports + ") and was judged against the eager and float64 "
-                      "outputs Python recorded when the package was built; the harness's eager interpreter did not "
-                      "run, and a failure is not reduced";
+                      (c.not_held.empty() ? "held in Python: " : "held without its program: ") + why + ", so " + ran +
+                      " and was judged against the eager and float64 outputs Python recorded when the package was "
+                      "built; the harness's eager interpreter did not run, and a failure is not reduced" +
+                      (c.not_held.empty() ? "" : " (the reducer edits the program, and the package has none)");
+  if (!c.has_program()) return true;  // the runner checks the inputs against the compiled model
   return PreflightProblems(c, CheckInputs(c.program(), c.inputs, c.device), "");
+}
+
+// HoldWithoutProgram: a package torch's serializer could not write the program of (flex
+// attention's block mask, for one), which aoti_package wrote with its compiled model and
+// Python's recorded references only.
+bool HoldWithoutProgram(Checking& c, const PackageManifest& manifest) {
+  c.not_held = manifest.program_not_held;
+  if (manifest.python_ops.empty()) return HoldInPython(c, /*python_child=*/false);
+  std::string ops;
+  for (const auto& op : manifest.python_ops) ops += (ops.empty() ? "" : ", ") + op.op;
+  if (c.options.runner.python_imports.empty()) {
+    return c.Failed(Name(FailureClass::kNotSupported),
+                    c.what + ": the program calls operators written only in Python (" + ops + "), and the package "
+                    "holds no program (" + c.not_held + "). Checked before anything ran: the compiled model cannot run "
+                    "in a C++ process, so nothing is judged and nothing is reduced. A team that serves it from Python "
+                    "checks it with --aoti_python_imports=MODULE (aoti_model_test's python_imports).");
+  }
+  return HoldInPython(c, /*python_child=*/true);
 }
 
 // LoadEager: the inputs and the eager interpreter (custom operators the program calls from
@@ -337,6 +366,9 @@ bool LoadEager(Checking& c) {
   try {
     c.inputs = c.given ? *c.given : c.archive->SampleInputs();
     const PackageManifest* manifest = c.archive->Manifest() ? &*c.archive->Manifest() : nullptr;
+    if (manifest && !manifest->program_not_held.empty() && !c.archive->HasProgram(c.r.model)) {
+      return HoldWithoutProgram(c, *manifest);
+    }
     c.program_only = Program::Parse(c.archive->ProgramJson(c.r.model), c.package);
     EnsureOperators(*c.program_only, c.options.runner, manifest ? manifest->python_ops : std::vector<PythonOp>{});
     c.eager = Interpreter::FromArchive(*c.archive, c.r.model);
@@ -349,7 +381,7 @@ bool LoadEager(Checking& c) {
                       "it from Python checks it with --aoti_python_imports=MODULE (aoti_model_test's python_imports): "
                       "the compiled model then runs in a Python child that imports MODULE.");
     }
-    return HoldInPython(c);
+    return HoldInPython(c, /*python_child=*/true);
   } catch (const UnsupportedConstruct& e) {
     return c.Failed(Name(FailureClass::kNotSupported), c.what + ": " + e.what() + ". Neither eager nor float64 can be run, so the "
                                                                 "compiled model is not judged and nothing is reduced.");
@@ -429,7 +461,7 @@ std::string EagerHangsToo(Checking& c) {
 
 bool RunCompiledModel(Checking& c) {
   RunnerOptions runner = c.options.runner;
-  runner.python_child = c.held_in_python;
+  runner.python_child = c.python_child;
   c.r.outcome = RunCompiled(AbsolutePath(c.package), c.r.model, c.inputs, runner);
   const CompiledOutcome& o = c.r.outcome;
   if (o.ok()) return true;
@@ -619,7 +651,12 @@ bool Judge(Checking& c, const References& refs, bool seeded_random) {
     return c.Failed(Name(FailureClass::kAccuracy), c.what + ": the compiled model returned " + std::to_string(got.size()) +
                                     " outputs, eager returned " + std::to_string(eager_out.size()));
   }
-  const auto sig = c.program().Signature().user_outputs;
+  std::vector<std::string> sig;
+  if (c.has_program()) {
+    sig = c.program().Signature().user_outputs;
+  } else if (c.archive->Manifest()) {  // the names Python recorded eager's outputs under
+    for (const auto& t : c.archive->Manifest()->eager_outputs) sig.push_back(t.name);
+  }
   const AccuracyOptions& accuracy = c.accuracy;
   std::string failures, unjudged;
   size_t failed = 0;
@@ -676,7 +713,7 @@ CheckReport CheckOnce(const std::string& package, const std::vector<at::Tensor>*
                       References* refs) {
   Checking c{package, given, options};
   if (!OpenPackage(c) || !PreflightHost(c) || !LoadEager(c) || !RunCompiledModel(c)) return std::move(c.r);
-  const std::vector<std::string> random_nodes = RandomNodes(c.program());
+  const std::vector<std::string> random_nodes = c.has_program() ? RandomNodes(c.program()) : std::vector<std::string>{};
   const bool seeded_random = !random_nodes.empty() && options.runner.seed >= 0;
   if (!MakeReferences(c, random_nodes, seeded_random, refs)) return std::move(c.r);
   if (options.keep_values) {

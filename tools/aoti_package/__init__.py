@@ -17,7 +17,8 @@ from .common import PACKAGE_FORMAT, EXTRA_DIR, TENSOR_DIR, AOTI_DIR, log, STRIPP
 from .model_file import training_modules, set_mode, load_model_file, DEVICE_RE, check_device, on_recorded_device, build_case, eager_fp64, run_eager, flat_inputs, read_inputs_file, shape_inputs
 from .tensors import tensor_record, raw_bytes, read_raw_tensor, tensor_records, shape_input_records
 from .manifest import MANIFEST_FIELDS, MANIFEST_OPTIONAL, TENSOR_RECORD_FIELDS, TENSOR_RECORD_OPTIONAL, package_manifest, check_manifest, manifest_bytes, read_manifest
-from .archive import merge_archives, compiled_as, load_program, write_archive, write_export_failure
+from .archive import (ProgramNotWritable, compiled_as, load_program, merge_archives, write_archive, write_export_failure,
+                      write_program)
 from .compile import probe_isas_at_once, probe_vector_isas, compiler_errors, KernelInformation, compile_aoti
 from .prebuilt import sha256_of, check_call_spec, package_prebuilt
 from .python_ops import python_only_ops
@@ -62,6 +63,8 @@ __all__ = [
     "compiled_as",
     "load_program",
     "write_archive",
+    "write_program",
+    "ProgramNotWritable",
     "write_export_failure",
     "probe_isas_at_once",
     "probe_vector_isas",

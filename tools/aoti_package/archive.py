@@ -121,19 +121,77 @@ def load_program(path, name, what, pytree_modules=()):
         "archive with exported_programs"))
 
 
-def write_archive(out_path, ep, name, compiled, manifest, tensors, workdir, only=None):
-    """The harness package: the program `name`, `compiled` (a merge_archives source holding
-    the compiled model as data/aotinductor/<name>/, or None; with `only`, just its records
-    under that prefix), the manifest and the tensors."""
+class ProgramNotWritable(Exception):
+    """torch's serializer cannot write the exported program; the message says why, in words."""
+
+
+def serialize_error_type():
+    from torch._export.serde.serialize import SerializeError
+
+    return SerializeError
+
+
+def unwritable_program_reason(error):
+    """Why torch's serializer refused the program, in one line: the node it was writing (the
+    innermost frame of the errors' tracebacks holding a torch.fx.Node named `node`: the
+    serializer's handler of a call) and the innermost SerializeError's own message (torch
+    wraps it in one that prints the whole node and a traceback)."""
+    import torch
+
+    chain, e = [], error
+    while e is not None and e not in chain:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    node = None
+    for e in chain:
+        tb = e.__traceback__
+        while tb is not None:
+            candidate = tb.tb_frame.f_locals.get("node")
+            if isinstance(candidate, torch.fx.Node):
+                node = candidate
+            tb = tb.tb_next
+    where = ""
+    if node is not None:
+        target = node.target
+        if isinstance(target, torch._ops.HigherOrderOperator):
+            what = f"torch.ops.higher_order.{target.name()}"
+        elif isinstance(target, torch._ops.OpOverload):
+            what = f"torch.ops.{target}"
+        else:
+            what = getattr(target, "__qualname__", str(target))
+        where = f"node '{node.name}' ({what}): "
+    inner = [e for e in chain if isinstance(e, serialize_error_type())] or chain
+    message = re.sub(r"<class '(?:[\w.]+\.)?(\w+)'>", r"\1", " ".join(str(inner[-1]).split()))
+    if len(message) > 300:
+        message = message[:300] + " ..."
+    return f"torch's serializer cannot write the exported program: {where}{type(inner[-1]).__name__}: {message}"
+
+
+def write_program(ep, name, workdir):
+    """program.pt2 in workdir, holding the exported program `name` (with its sample inputs);
+    ProgramNotWritable where torch's serializer refuses it (flex attention's block mask)."""
     from torch.export.pt2_archive._package import package_pt2
 
     program_pt2 = os.path.join(workdir, "program.pt2")
-    package_pt2(program_pt2, exported_programs={name: ep})
+    try:
+        package_pt2(program_pt2, exported_programs={name: ep})
+    except serialize_error_type() as e:
+        raise ProgramNotWritable(unwritable_program_reason(e)) from e
+    return program_pt2
+
+
+def write_archive(out_path, program_pt2, compiled, manifest, tensors, workdir, only=None):
+    """The harness package: the program (program_pt2, from write_program; None for a
+    program torch could not write, which the manifest's program_not_held explains),
+    `compiled` (a merge_archives source holding the compiled model as
+    data/aotinductor/<name>/, or None; with `only`, just its records under that prefix), the
+    manifest and the tensors."""
     records = {TENSOR_DIR + file_name: data for file_name, data in tensors}
     records[EXTRA_DIR + "package.json"] = manifest_bytes(manifest)
     if compiled and only:
         compiled = (compiled[0], compiled[1], only)
-    merge_archives(out_path, [program_pt2] + ([compiled] if compiled else []), records, workdir)
+    sources = ([program_pt2] if program_pt2 else []) + ([compiled] if compiled else [])
+    merge_archives(out_path, sources, records, workdir)
 
 
 def write_export_failure(args, error, ex_args, ex_kwargs, flat_out, configs, dyn, workdir):

@@ -45,7 +45,7 @@ import warnings
 
 from aoti_aten_fallbacks import ContractError, parse_config_value, split_configs
 
-from .archive import compiled_as, load_program, write_archive, write_export_failure
+from .archive import ProgramNotWritable, compiled_as, load_program, write_archive, write_export_failure, write_program
 from .build_key import check_build_key
 from .common import is_stripped_torch_variable, log
 from .compile import compile_aoti, probe_vector_isas
@@ -159,16 +159,27 @@ def package(args):
             else:
                 log(f"compiled in {compile_rec['seconds']:.1f}s")
 
+        # torch's serializer cannot write every program AOTI compiles (flex attention's block
+        # mask): such a package holds the compiled model and Python's recordings, without the
+        # program, and the manifest says why; the check judges it by those recordings.
+        program_pt2, not_held = None, None
+        try:
+            program_pt2 = write_program(ep, args.name, workdir)
+        except ProgramNotWritable as e:
+            not_held = str(e)
+            log(f"{not_held}\n  the package holds the compiled model and the eager and float64 outputs recorded here, "
+                "without the program: the check judges the compiled model by those (the sample inputs only), with no "
+                "C++ eager, and a failure is not reduced")
         manifest = package_manifest(
             args.name, compile_rec, recs["inputs"],
             model_file=args.label or args.model or args.program, seed=args.seed, inductor_configs=configs,
             strict_export=args.strict_export, dynamic_shapes=dyn is not None, from_program=bool(args.program),
             eager_outputs=recs["eager"], eager_fp64_outputs=recs["eager_fp64"], shape_inputs=shape_recs,
-            python_ops=python_only_ops(ep, aoti_pt2))
+            python_ops=python_only_ops(ep, aoti_pt2), program_not_held=not_held)
         for rec in manifest.get("python_ops", []):
             log(f"the program calls {rec['op']}, an operator written only in Python ({rec['module'] or rec['defined_at']}):"
                 " recorded; no C++ process can run it")
-        write_archive(args.out, ep, args.name, compiled_as(aoti_pt2, args.name) if aoti_pt2 else None, manifest,
+        write_archive(args.out, program_pt2, compiled_as(aoti_pt2, args.name) if aoti_pt2 else None, manifest,
                       tensors, workdir)
         log(f"wrote {args.out} in {time.time() - start:.1f}s (compile: {compile_rec['status']})")
         return 0

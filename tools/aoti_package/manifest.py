@@ -17,7 +17,7 @@ MANIFEST_FIELDS = {"format": str, "model_name": str, "compile": dict, "inputs": 
 MANIFEST_OPTIONAL = {
     "model_file": str, "seed": int, "torch_version": str, "torch_git_version": str, "inductor_configs": dict,
     "export": dict, "eager_fp64_outputs": list, "reduced_from": str, "cuda_version": str, "prebuilt": dict,
-    "shape_inputs": dict, "python_ops": list,
+    "shape_inputs": dict, "python_ops": list, "program_not_held": str,
 }
 
 
@@ -30,7 +30,8 @@ TENSOR_RECORD_OPTIONAL = {"name": str, "strides": (list, type(None)), "device": 
 
 def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=0, inductor_configs=None,
                      strict_export=False, dynamic_shapes=False, from_program=False, eager_outputs=(),
-                     eager_fp64_outputs=(), reduced_from=None, prebuilt=None, shape_inputs=None, python_ops=()):
+                     eager_fp64_outputs=(), reduced_from=None, prebuilt=None, shape_inputs=None, python_ops=(),
+                     program_not_held=None):
     """The one place a manifest is made: every field, in the schema read_manifest checks."""
     import torch
 
@@ -53,6 +54,9 @@ def package_manifest(model_name, compile_record, inputs, *, model_file="", seed=
     }
     if reduced_from:
         m["reduced_from"] = reduced_from
+    if program_not_held:
+        # torch's serializer could not write the program: the package holds none (the reason).
+        m["program_not_held"] = program_not_held
     if python_ops:
         # Operators written only in Python that the program calls (python_ops.python_only_ops).
         m["python_ops"] = [dict(r) for r in python_ops]

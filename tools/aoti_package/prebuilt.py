@@ -7,7 +7,7 @@ import time
 
 from aoti_aten_fallbacks import ContractError
 
-from .archive import load_program, write_archive
+from .archive import load_program, write_archive, write_program
 from .common import AOTI_DIR, log
 from .manifest import package_manifest
 from .model_file import flat_inputs, read_inputs_file, run_eager
@@ -189,6 +189,7 @@ def package_prebuilt(args, configs, workdir, start):
                   **provenance(shipped, name, args.exported_program, workdir)},
         python_ops=python_only_ops(ep, shipped))
     # The compiled model exactly as shipped: its data/aotinductor/<name>/ records, copied.
-    write_archive(args.out, ep, name, (shipped, []), manifest, tensors, workdir, only=AOTI_DIR + name + "/")
+    write_archive(args.out, write_program(ep, name, workdir), (shipped, []), manifest, tensors, workdir,
+                  only=AOTI_DIR + name + "/")
     log(f"wrote {args.out} in {time.time() - start:.1f}s (the shipped compiled model {name!r}, not recompiled)")
     return 0
