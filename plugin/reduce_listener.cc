@@ -9,6 +9,7 @@
 #include <glog/logging.h>
 
 #include "harness/util/deadline.h"
+#include "harness/util/errors.h"
 #include "harness/case/failing_case.h"
 #include "plugin/compile_cache_flags.h"
 #include "plugin/flags.h"
@@ -206,6 +207,12 @@ void ReduceOnFailureListener::OnTestEnd(const ::testing::TestInfo& info) {
       } catch (const std::exception& w) {
         LOG(WARNING) << "could not write " << ForUser(where + "/repro") << "/report.md: " << w.what();
       }
+    } catch (const UnsupportedConstruct& e) {
+      // What the reducer cannot cut (a package held without its program, an operator written
+      // only in Python): said as such, not as a reduction that broke.
+      ::testing::Test::RecordProperty("aoti_repro" + suffix, std::string("not reduced: ") + e.what());
+      LOG(WARNING) << "not reducing " << c.test_name << ": " << e.what();
+      Annotate(c.test_name, c.test_name + ": not reduced: " + e.what());
     } catch (const std::exception& e) {
       ::testing::Test::RecordProperty("aoti_repro" + suffix, std::string("the reduction failed: ") + e.what());
       LOG(ERROR) << "could not reduce " << c.test_name << ": " << e.what();
