@@ -3,7 +3,6 @@
 // and Python's recorded eager and float64 outputs without the program, and its manifest says
 // why (program_not_held). The check runs the compiled model in the runner and judges it by
 // those recordings, at the package's sample inputs only; nothing is reduced.
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -11,12 +10,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/archive/archive_rewrite.h"
 #include "harness/archive/pt2_archive.h"
 #include "harness/check/check.h"
 #include "harness/util/temp_dir.h"
 #include "plugin/check_flags.h"
 #include "plugin/flags.h"
+#include "testdata/shift_recording.h"
 
 namespace aoti {
 namespace {
@@ -54,24 +53,7 @@ TEST(NoProgram, TheCompiledModelIsJudgedByPythonsRecordingAndPasses) {
 TEST(NoProgram, ACompiledOutputThatDriftsFromPythonsRecordingFails) {
   TempDir dir("no_program");
   const std::string altered = dir.path() + "/altered.pt2";
-  auto archive = Pt2Archive::Open(FLAGS_aoti_package);
-  int changed = 0;
-  RewriteArchive(*archive, altered, [&](const std::string& name, std::string* data) {
-    auto shift = [&](auto zero) {
-      using T = decltype(zero);
-      std::vector<T> v(data->size() / sizeof(T));
-      std::memcpy(v.data(), data->data(), v.size() * sizeof(T));
-      for (auto& x : v) x += static_cast<T>(0.5);
-      std::memcpy(data->data(), v.data(), v.size() * sizeof(T));
-      ++changed;
-    };
-    if (name.find("tensors/eager_fp64_0.bin") != std::string::npos) {
-      shift(double{});
-    } else if (name.find("tensors/eager_0.bin") != std::string::npos) {
-      shift(float{});
-    }
-    return true;
-  });
+  const int changed = ShiftRecording(FLAGS_aoti_package, altered);
   ASSERT_EQ(changed, 2) << "the package's recorded eager and float64 outputs were not found";
   CheckOptions o = CheckOptionsFromFlags();
   o.reruns = 0;  // the failure's rate is not the point here

@@ -4,7 +4,6 @@
 // defining the operator, and is judged against the eager and float64 outputs Python
 // recorded when the package was built. Not asked, the check names the operator before
 // anything runs (//testdata:triage_test).
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,12 +11,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/archive/archive_rewrite.h"
 #include "harness/archive/pt2_archive.h"
 #include "harness/check/check.h"
 #include "harness/util/temp_dir.h"
 #include "plugin/check_flags.h"
 #include "plugin/flags.h"
+#include "testdata/shift_recording.h"
 
 namespace aoti {
 namespace {
@@ -52,24 +51,7 @@ TEST(PythonHeld, NotAskedItIsNamedBeforeAnythingRunsAndSaysHowToAsk) {
 TEST(PythonHeld, ACompiledOutputThatDriftsFromPythonsRecordingFails) {
   TempDir dir("python_held");
   const std::string altered = dir.path() + "/altered.pt2";
-  auto archive = Pt2Archive::Open(FLAGS_aoti_package);
-  int changed = 0;
-  RewriteArchive(*archive, altered, [&](const std::string& name, std::string* data) {
-    auto shift = [&](auto zero) {
-      using T = decltype(zero);
-      std::vector<T> v(data->size() / sizeof(T));
-      std::memcpy(v.data(), data->data(), v.size() * sizeof(T));
-      for (auto& x : v) x += static_cast<T>(0.5);
-      std::memcpy(data->data(), v.data(), v.size() * sizeof(T));
-      ++changed;
-    };
-    if (name.find("tensors/eager_fp64_0.bin") != std::string::npos) {
-      shift(double{});
-    } else if (name.find("tensors/eager_0.bin") != std::string::npos) {
-      shift(float{});
-    }
-    return true;
-  });
+  const int changed = ShiftRecording(FLAGS_aoti_package, altered);
   ASSERT_EQ(changed, 2) << "the package's recorded eager and float64 outputs were not found";
   CheckOptions o = Asked();
   o.reruns = 0;  // the failure's rate is not the point here
