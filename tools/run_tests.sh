@@ -62,5 +62,10 @@ phase "remote cache, access control" bash "$AOTI_ROOT/tools/remote_cache_auth_te
 # busy" column says how much).
 phase_beside "two CI machines sharing a remote cache" phase "remote cache, two machines (beside)" \
   bash "$AOTI_ROOT/tools/remote_cache_test.sh"
+# CI (.ci/run, AOTI_CI_EXAMPLE_BESIDE=1) runs the README's example command here too, beside
+# them: the example's reduction, like theirs, compiles one program at a time.
+if [ -n "${AOTI_CI_EXAMPLE_BESIDE:-}" ]; then
+  phase_beside "the example (tools/run_example.sh)" phase "example (beside)" bash "$AOTI_ROOT/tools/run_example.sh"
+fi
 phase "real models" bash "$AOTI_ROOT/tools/real_models.sh"
 phase_wait
