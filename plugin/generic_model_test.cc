@@ -166,7 +166,7 @@ void RegisterShapeChecks() {
       // A package without its program (torch could not write it) is judged at its sample
       // inputs only, against Python's recordings: there is no program to plan shapes from.
       const std::string model = archive->ResolveModelName(FLAGS_aoti_model_name);
-      if (!archive->Manifest()->program_not_held.empty() && !archive->HasProgram(model)) continue;
+      if (!archive->ProgramNotHeld(model).empty()) continue;
       const Program program = Program::Parse(archive->ProgramJson(model), path);
       points = ShapePoints(program, archive->SampleInputsOnCpu(), FLAGS_aoti_shapes_max_mb << 20);
       roles = InputRoles(program);

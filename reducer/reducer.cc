@@ -524,11 +524,10 @@ ReduceResult Reduce(const ReduceSpec& spec, const ReduceOptions& given_options, 
   result.model = archive->ResolveModelName(spec.model);
   result.package_name = archive->DisplayName();
   const std::string& model = result.model;
-  if (archive->Manifest() && !archive->Manifest()->program_not_held.empty() && !archive->HasProgram(model)) {
+  if (const std::string not_held = archive->ProgramNotHeld(model); !not_held.empty()) {
     // A package aoti_package wrote without its program (torch's serializer could not write it).
-    throw UnsupportedConstruct(spec.package + ": not reduced: the package holds no program to cut down (" +
-                               archive->Manifest()->program_not_held + "); its compiled model was judged against the "
-                               "outputs Python recorded when it was built");
+    throw UnsupportedConstruct(spec.package + ": not reduced: the package holds no program to cut down (" + not_held +
+                               "); its compiled model was judged against the outputs Python recorded when it was built");
   }
   result.original = Program::Parse(archive->ProgramJson(model), spec.package);
   result.nodes_before = CountNodes(result.original.nodes);

@@ -118,6 +118,11 @@ bool Pt2Archive::HasProgram(const std::string& model) const {
   return HasRecord(kModelsDir + model + ".json");
 }
 
+std::string Pt2Archive::ProgramNotHeld(const std::string& model) const {
+  if (!manifest_ || manifest_->program_not_held.empty() || HasProgram(model)) return "";
+  return manifest_->program_not_held;
+}
+
 bool Pt2Archive::HasCompiledModel(const std::string& model) const {
   const std::string prefix = kAotiDir + model + "/";
   auto it = std::lower_bound(records_.begin(), records_.end(), prefix);

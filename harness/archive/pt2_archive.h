@@ -43,6 +43,10 @@ class Pt2Archive {
   std::vector<std::string> ModelNames() const;
   bool HasProgram(const std::string& model) const;
   bool HasCompiledModel(const std::string& model) const;
+  // ProgramNotHeld: why the package holds no program for `model` (its manifest's
+  // program_not_held: torch's serializer could not write it); "" where it holds one, or the
+  // manifest says nothing.
+  std::string ProgramNotHeld(const std::string& model) const;
   // RequireModel throws HarnessError listing the models present when `model` is absent.
   void RequireModel(const std::string& model) const;
   // ResolveModelName: `requested` when given (RequireModel); "" means the package's own

@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -176,7 +177,7 @@ struct Checking {
   // program that calls operators written only in Python, where the test asked for a Python
   // child (--aoti_python_imports), or a package that holds no program (torch's serializer
   // could not write it: `not_held` says why).
-  bool held_in_python = false;
+  bool held_by_recordings = false;
   bool python_child = false;  // the compiled model runs in a Python child (python_runner.py)
   std::string not_held;
   std::optional<Program> program_only;  // the program, where no interpreter holds it
@@ -305,13 +306,13 @@ void PickAccuracyRule(Checking& c) {
   c.r.accuracy = c.accuracy;
 }
 
-// HoldInPython: no eager interpreter; the references are the eager and float64 outputs Python
+// HoldByRecordings: no eager interpreter; the references are the eager and float64 outputs Python
 // recorded when the package was built, which hold the package's sample inputs only. For a
 // program with operators written only in Python, where the test asked for a Python child (the
 // compiled model runs in that child), and for a package that holds no program (c.not_held:
 // the compiled model runs in the runner, as any other).
-bool HoldInPython(Checking& c, bool python_child) {
-  c.held_in_python = true;
+bool HoldByRecordings(Checking& c, bool python_child) {
+  c.held_by_recordings = true;
   c.python_child = python_child;
   std::string imports;
   for (const auto& m : c.options.runner.python_imports) imports += (imports.empty() ? "" : ", ") + m;
@@ -342,22 +343,25 @@ bool HoldInPython(Checking& c, bool python_child) {
   return PreflightProblems(c, CheckInputs(c.program(), c.inputs, c.device), "");
 }
 
+// How a test asks for a Python child, for a program that calls operators written only in Python.
+constexpr char kPythonChildHint[] =
+    "A team that serves it from Python checks it with --aoti_python_imports=MODULE (aoti_model_test's python_imports): "
+    "the compiled model then runs in a Python child that imports MODULE.";
+
 // HoldWithoutProgram: a package torch's serializer could not write the program of (flex
-// attention's block mask, for one), which aoti_package wrote with its compiled model and
-// Python's recorded references only.
+// attention's block mask, for one; c.not_held says why), which aoti_package wrote with its
+// compiled model and Python's recorded references only.
 bool HoldWithoutProgram(Checking& c, const PackageManifest& manifest) {
-  c.not_held = manifest.program_not_held;
-  if (manifest.python_ops.empty()) return HoldInPython(c, /*python_child=*/false);
+  if (manifest.python_ops.empty()) return HoldByRecordings(c, /*python_child=*/false);
   std::string ops;
   for (const auto& op : manifest.python_ops) ops += (ops.empty() ? "" : ", ") + op.op;
   if (c.options.runner.python_imports.empty()) {
     return c.Failed(Name(FailureClass::kNotSupported),
                     c.what + ": the program calls operators written only in Python (" + ops + "), and the package "
                     "holds no program (" + c.not_held + "). Checked before anything ran: the compiled model cannot run "
-                    "in a C++ process, so nothing is judged and nothing is reduced. A team that serves it from Python "
-                    "checks it with --aoti_python_imports=MODULE (aoti_model_test's python_imports).");
+                    "in a C++ process, so nothing is judged and nothing is reduced. " + kPythonChildHint);
   }
-  return HoldInPython(c, /*python_child=*/true);
+  return HoldByRecordings(c, /*python_child=*/true);
 }
 
 // LoadEager: the inputs and the eager interpreter (custom operators the program calls from
@@ -366,7 +370,8 @@ bool LoadEager(Checking& c) {
   try {
     c.inputs = c.given ? *c.given : c.archive->SampleInputs();
     const PackageManifest* manifest = c.archive->Manifest() ? &*c.archive->Manifest() : nullptr;
-    if (manifest && !manifest->program_not_held.empty() && !c.archive->HasProgram(c.r.model)) {
+    if (std::string not_held = c.archive->ProgramNotHeld(c.r.model); !not_held.empty()) {
+      c.not_held = std::move(not_held);
       return HoldWithoutProgram(c, *manifest);
     }
     c.program_only = Program::Parse(c.archive->ProgramJson(c.r.model), c.package);
@@ -377,11 +382,9 @@ bool LoadEager(Checking& c) {
     if (c.options.runner.python_imports.empty()) {
       return c.Failed(Name(FailureClass::kNotSupported),
                       c.what + ": " + e.what() + ". Checked before anything ran: neither the compiled model nor eager "
-                      "can run in a C++ process, so nothing is judged and nothing is reduced. A team that serves "
-                      "it from Python checks it with --aoti_python_imports=MODULE (aoti_model_test's python_imports): "
-                      "the compiled model then runs in a Python child that imports MODULE.");
+                      "can run in a C++ process, so nothing is judged and nothing is reduced. " + kPythonChildHint);
     }
-    return HoldInPython(c, /*python_child=*/true);
+    return HoldByRecordings(c, /*python_child=*/true);
   } catch (const UnsupportedConstruct& e) {
     return c.Failed(Name(FailureClass::kNotSupported), c.what + ": " + e.what() + ". Neither eager nor float64 can be run, so the "
                                                                 "compiled model is not judged and nothing is reduced.");
@@ -397,7 +400,7 @@ bool LoadEager(Checking& c) {
 // "" when eager runs. Asked only of a compiled run that failed: AOTI checks the same ranges
 // at run time, and such a failure is the inputs', not the compiler's.
 std::string InputsBreakTheProgram(Checking& c) {
-  if (c.held_in_python) return "";  // no eager here to ask
+  if (c.held_by_recordings) return "";  // no eager here to ask
   bool data_dependent = false;
   for (const auto& [sym, range] : c.eager->program().range_constraints) data_dependent = data_dependent || sym.rfind("u", 0) == 0;
   if (!data_dependent) return "";
@@ -423,7 +426,7 @@ std::string InputsFrom(const Checking& c) {
 // package's state, fails where the compiled model did; "" when eager runs them. An error of
 // the harness's own (not an operator's) is not eager's and is left to the eager step.
 std::string EagerFailsToo(Checking& c) {
-  if (c.held_in_python) return "";
+  if (c.held_by_recordings) return "";
   try {
     EagerAfresh(c);
   } catch (const OperatorError& e) {
@@ -440,7 +443,7 @@ std::string EagerHangsToo(Checking& c) {
   // Only a while_loop can run on without end between the interpreter's deadline checks; an
   // operator that hangs (a custom op that never returns) would hang this process with it, so a
   // program that calls one is not run here.
-  if (c.held_in_python) return "";
+  if (c.held_by_recordings) return "";
   bool loop = false, foreign = false;
   ForEachNode(c.eager->program().nodes, [&](const Node& node, const std::string&) {
     const std::string& t = node.target;
@@ -618,7 +621,7 @@ bool MakeReferences(Checking& c, const std::vector<std::string>& random_nodes, b
     c.r.fp64_device = refs->fp64_device;
     return true;
   }
-  if (c.held_in_python) {
+  if (c.held_by_recordings) {
     // Python's own runs, recorded when the package was built (on these very inputs).
     std::vector<at::Tensor> eager_out = c.archive->RecordedEagerOutputs(), fp64_out;
     if (c.accuracy.mode == AccuracyMode::kFp64Rmse) {
