@@ -16,9 +16,12 @@ source "$AOTI_ROOT/tools/ci_phases.sh"
 # repository serves the next one through the disk cache): the fixed action environment
 # (PATH=/bin:/usr/bin:/usr/local/bin, as --config=remote_cache has it) and the compile
 # ledger's path (a fixed one).
+# $AOTI_BAZEL_TEST_TIMEOUT, when set, is Bazel's --test_timeout (four values, the sizes'
+# timeouts in seconds): CI sets it for the work it runs beside the real-model corpus.
 bazel_shared_flags() {
   echo --incompatible_strict_action_env --action_env=AOTI_COMPILE_LEDGER="$AOTI_COMPILE_LEDGER" \
-    --test_env=AOTI_COMPILE_LEDGER="$AOTI_COMPILE_LEDGER"
+    --test_env=AOTI_COMPILE_LEDGER="$AOTI_COMPILE_LEDGER" \
+    ${AOTI_BAZEL_TEST_TIMEOUT:+--test_timeout="$AOTI_BAZEL_TEST_TIMEOUT"}
 }
 
 # Builds and tests also get the shared flags and, when $AOTI_CI_STATS_DIR is set, write a

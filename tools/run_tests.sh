@@ -37,35 +37,35 @@ gpu_targets="$(suite_cmd query 'attr(tags, requires-gpu, tests(@aoti_harness//..
 if [ -n "$gpu_targets" ]; then
   echo "run_tests: skipped (requires-gpu; bazel test --config=cuda on a GPU host, or bash tools/gpu_check.sh): $gpu_targets"
 fi
-# The fuzz smoke runs and then the docs' commands use the suite's Bazel server (fuzz.sh's
-# clang build, this workspace's), and the phases below the model repositories' own: they run
-# beside those, one after the other, in
-# the idle core those leave (a reduction compiles one program at a time; the remote cache
-# test waits on its server).
-beside() {
-  phase "fuzz smoke (beside)" bash "$AOTI_ROOT/tools/fuzz.sh" --seconds "${AOTI_FUZZ_SECONDS:-10}" || return
-  phase "docs' commands (beside)" "$AOTI_PYTHON" "$AOTI_ROOT/tools/doc_commands.py" --run "$AOTI_ROOT/README.md" "$AOTI_ROOT"/docs/*.md
-}
-phase_beside "the fuzz smoke runs, then the docs' commands" beside
-# A run that stops early stops them too.
-trap phase_kill_beside EXIT
-# Two CI machines sharing a BuildGrid remote cache: packages, test results and the
-# reducer's compiles. Its machines, the real-model corpus and the example take the harness's
-# C++ from the suite's build (the disk cache), as the suite ran in suite/.
+# Whatever runs beside the real-model corpus runs as one chain, one phase after the other:
+# with the corpus's own two test jobs, that keeps at most three test processes on the
+# machine's cores. (Three chains at once, on 2 cores, starved a reduction past its test's
+# time.) The fuzz smoke runs and the docs' commands use the suite's Bazel server, the
+# two-machine test and the example their own. The last two's tests get twice Bazel's default
+# timeouts (AOTI_BAZEL_TEST_TIMEOUT, read by bazel_shared_flags): they share
+# the cores with the corpus, so a test's deadline (its reduction's time left, among others)
+# is measured against half a machine.
 wait "$buildgrid_install" || { cat "$buildgrid_log"; echo "run_tests: BuildGrid's install failed" >&2; exit 1; }
 # The compile cache's client over mutual TLS, and its messages against BuildGrid's own.
 phase "remote cache, TLS" bash "$AOTI_ROOT/tools/remote_cache_tls_test.sh"
 # The server's own access control: a reader's token is refused a write (BuildGrid's JWT ACLs).
 phase "remote cache, access control" bash "$AOTI_ROOT/tools/remote_cache_auth_test.sh"
-# The two machines and the real-model corpus run side by side: each reduction compiles one
-# program at a time, and each phase leaves a core idle much of its time (the table's "cores
-# busy" column says how much).
-phase_beside "two CI machines sharing a remote cache" phase "remote cache, two machines (beside)" \
-  bash "$AOTI_ROOT/tools/remote_cache_test.sh"
-# CI (.ci/run, AOTI_CI_EXAMPLE_BESIDE=1) runs the README's example command here too, beside
-# them: the example's reduction, like theirs, compiles one program at a time.
-if [ -n "${AOTI_CI_EXAMPLE_BESIDE:-}" ]; then
-  phase_beside "the example (tools/run_example.sh)" phase "example (beside)" bash "$AOTI_ROOT/tools/run_example.sh"
-fi
+beside() {
+  local rc=0
+  phase "fuzz smoke (beside)" bash "$AOTI_ROOT/tools/fuzz.sh" --seconds "${AOTI_FUZZ_SECONDS:-10}" || rc=$?
+  phase "docs' commands (beside)" "$AOTI_PYTHON" "$AOTI_ROOT/tools/doc_commands.py" --run "$AOTI_ROOT/README.md" "$AOTI_ROOT"/docs/*.md || rc=$?
+  export AOTI_BAZEL_TEST_TIMEOUT="${AOTI_BAZEL_TEST_TIMEOUT:-120,600,1800,7200}"
+  # Two CI machines sharing a BuildGrid remote cache: packages, test results and the
+  # reducer's compiles; its machines take the harness's C++ from the suite's build.
+  phase "remote cache, two machines (beside)" bash "$AOTI_ROOT/tools/remote_cache_test.sh" || rc=$?
+  # CI (.ci/run, AOTI_CI_EXAMPLE_BESIDE=1) runs the README's example command here too.
+  if [ -n "${AOTI_CI_EXAMPLE_BESIDE:-}" ]; then
+    phase "example (beside)" bash "$AOTI_ROOT/tools/run_example.sh" || rc=$?
+  fi
+  return "$rc"
+}
+phase_beside "the fuzz smoke runs, the docs' commands, the two machines and the example, one after the other" beside
+# A run that stops early stops them too.
+trap phase_kill_beside EXIT
 phase "real models" bash "$AOTI_ROOT/tools/real_models.sh"
 phase_wait
