@@ -12,6 +12,11 @@ what was verified.
 split_configs also sets force_disable_caches where operators fall back or lose their
 decompositions: inductor's caches do not know of either, and a warm cache would hand back
 the compile without them (the buggy kernel).
+
+A planted bug (tests only; aoti_harness.plant_bug_TESTING_ONLY) is applied the same way:
+
+    with AtenFallbacks(fallbacks, undecomposed), PlantedBug.from_configs(configs):
+        ...
 """
 import json
 
@@ -36,9 +41,12 @@ def parse_config_value(text):
 #     for a compiler bug in one operator;
 #   aoti_harness.skip_decompositions: operators whose inductor decomposition is left out
 #     (they are lowered as they are); the reducer's stage ladder uses it.
+#   aoti_harness.plant_bug_TESTING_ONLY: a bug planted in inductor's C++ code for one of its
+#     pointwise ops, for the harness's own tests and benchmarks (PlantedBug below).
 ATEN_FALLBACKS = "aoti_harness.aten_fallbacks"
 SKIP_DECOMPOSITIONS = "aoti_harness.skip_decompositions"
-HARNESS_KEYS = (ATEN_FALLBACKS, SKIP_DECOMPOSITIONS)
+PLANT_BUG = "aoti_harness.plant_bug_TESTING_ONLY"
+HARNESS_KEYS = (ATEN_FALLBACKS, SKIP_DECOMPOSITIONS, PLANT_BUG)
 
 
 def operators(configs, key):
@@ -87,7 +95,8 @@ def split_configs(configs):
             if not any(o in table for o in overloads(op)):
                 raise ContractError(f"inductor_configs[{SKIP_DECOMPOSITIONS!r}]: {op} has no decomposition in inductor's "
                                     "table: no decomposition to leave out")
-    if fallbacks or undecomposed:
+    planted = PlantedBug.from_configs(configs)  # a malformed plant is a ContractError here
+    if fallbacks or undecomposed or planted.op:
         # Inductor's caches do not know about these: a cached compile of the same graph
         # without them must not be reused.
         inductor["force_disable_caches"] = True
@@ -128,4 +137,94 @@ class AtenFallbacks:
             table.clear()
             table.update(saved)
         decomposition.fast_random_decomps.cache_clear()
+        return False
+
+
+# What each kind of planted bug makes of the C++ expression inductor wrote for the op (E),
+# in the statement `auto tmpN = E;` of a kernel's loop body, scalar or vectorized:
+#   compile_error   not C++: the kernel does not compile
+#   runtime_error   throws after computing it (one thread: an error the caller sees; inside
+#                   an OpenMP region: the process ends, a signal)
+#   signal          a trap instruction (SIGILL)
+#   out_of_bounds   a read of the address 4 MiB above 0 (SIGSEGV)
+#   accuracy        E + 1: a gross error
+#   drift           E * (1 + amount), amount 0.01 unless given: a small relative error
+#   nan             E + NaN
+PLANT_KINDS = {
+    "compile_error": lambda e, amount: "compile error!",
+    "runtime_error": lambda e, amount: f"{e}; throw 1",
+    "signal": lambda e, amount: f"{e}; __builtin_trap()",
+    "out_of_bounds": lambda e, amount: f"({e}) + decltype({e})(((volatile float*)nullptr)[1 << 20])",
+    "accuracy": lambda e, amount: f"({e}) + decltype({e})(1)",
+    "drift": lambda e, amount: f"({e}) * decltype({e})({1.0 + amount!r})",
+    "nan": lambda e, amount: f"({e}) + decltype({e})(NAN)",
+}
+
+
+class PlantedBug:
+    """For one compile, inductor's C++ code for one pointwise op is wrong in a chosen way: a
+    test-only bug for any op (inductor's own hooks plant one in relu or log1p only). The
+    value of aoti_harness.plant_bug_TESTING_ONLY, a JSON object:
+
+        {"op": "sin", "kind": "drift", "amount": 0.001}
+
+    op: an op of inductor's C++ code generator (torch._inductor.codegen.cpp.CppOverrides: the
+    ATen operators that lower to it, aten.sin.default here, all get the bug); kind: a key of
+    PLANT_KINDS; amount: drift's relative error. Both the scalar and the vectorized code
+    get it. The code generator's classes are put back when the compile ends."""
+
+    def __init__(self, op=None, kind=None, amount=0.01):
+        self.op, self.kind, self.amount = op, kind, amount
+        self.saved = []
+
+    @classmethod
+    def from_configs(cls, configs):
+        """The plant configs hold (an inactive one when none). ContractError naming the key."""
+        if PLANT_BUG not in configs:
+            return cls()
+        spec = parse_config_value(configs[PLANT_BUG])
+        expected = (f'expected a JSON object {{"op": <an op of inductor\'s CppOverrides>, "kind": one of '
+                    f'{sorted(PLANT_KINDS)}[, "amount": <drift\'s relative error>]}}')
+        if not isinstance(spec, dict) or set(spec) - {"op", "kind", "amount"}:
+            raise ContractError(f"inductor_configs[{PLANT_BUG!r}] = {configs[PLANT_BUG]!r}: {expected}")
+        op, kind, amount = spec.get("op"), spec.get("kind"), spec.get("amount", 0.01)
+        if kind not in PLANT_KINDS:
+            raise ContractError(f"inductor_configs[{PLANT_BUG!r}]: kind {kind!r} is not one of {sorted(PLANT_KINDS)}")
+        if not isinstance(amount, (int, float)) or isinstance(amount, bool) or not amount > 0:
+            raise ContractError(f"inductor_configs[{PLANT_BUG!r}]: amount {amount!r}: expected a number above 0")
+        from torch._inductor.codegen.cpp import CppOverrides
+
+        if not isinstance(op, str) or op.startswith("_") or not callable(getattr(CppOverrides, op, None)):
+            raise ContractError(f"inductor_configs[{PLANT_BUG!r}]: op {op!r} is not an op of inductor's C++ code "
+                                "generator (torch._inductor.codegen.cpp.CppOverrides), e.g. \"sin\", \"add\"")
+        return cls(op, kind, float(amount))
+
+    def __enter__(self):
+        if not self.op:
+            return self
+        from torch._inductor.codegen.cpp import CppOverrides, CppVecOverrides
+
+        transform = PLANT_KINDS[self.kind]
+        for cls in (CppOverrides, CppVecOverrides):
+            if cls is CppVecOverrides and self.op not in vars(cls):
+                continue  # the vectorized code calls the scalar one, planted already
+            original = getattr(cls, self.op)
+            self.saved.append((cls, vars(cls).get(self.op)))
+
+            def planted(*args, _original=original, **kwargs):
+                return transform(str(_original(*args, **kwargs)), self.amount)
+
+            # CppVecOverrides wraps its static methods by name when a kernel makes one, and
+            # falls back to the scalar op of the same name.
+            planted.__name__ = planted.__qualname__ = self.op
+            setattr(cls, self.op, staticmethod(planted))
+        return self
+
+    def __exit__(self, *exc):
+        for cls, saved in reversed(self.saved):
+            if saved is None:
+                delattr(cls, self.op)
+            else:
+                setattr(cls, self.op, saved)
+        self.saved = []
         return False

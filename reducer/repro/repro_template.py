@@ -227,13 +227,14 @@ def random_operators(ep):
 def compile_package(ep, package):
     """aoti_compile_and_package under the test's inductor_configs, as the harness compiled it:
     values typed as the harness types them, and its own keys (aoti_harness.aten_fallbacks,
-    aoti_harness.skip_decompositions) applied by aoti_aten_fallbacks.py beside this file, the
-    harness's one implementation of them, never passed to inductor."""
+    aoti_harness.skip_decompositions, a test's planted bug) applied by aoti_aten_fallbacks.py
+    beside this file, the harness's one implementation of them, never passed to inductor."""
     sys.path.insert(0, HERE)
-    from aoti_aten_fallbacks import AtenFallbacks, parse_config_value, split_configs
+    from aoti_aten_fallbacks import AtenFallbacks, PlantedBug, parse_config_value, split_configs
 
-    configs, fallbacks, undecomposed = split_configs({k: parse_config_value(v) for k, v in INDUCTOR_CONFIGS.items()})
-    with AtenFallbacks(fallbacks, undecomposed):
+    typed = {k: parse_config_value(v) for k, v in INDUCTOR_CONFIGS.items()}
+    configs, fallbacks, undecomposed = split_configs(typed)
+    with AtenFallbacks(fallbacks, undecomposed), PlantedBug.from_configs(typed):
         torch._inductor.aoti_compile_and_package(ep, package_path=package, inductor_configs=configs)
 
 

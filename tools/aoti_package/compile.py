@@ -6,7 +6,7 @@ import re
 import time
 import traceback
 
-from aoti_aten_fallbacks import AtenFallbacks, split_configs
+from aoti_aten_fallbacks import AtenFallbacks, PlantedBug, split_configs
 
 from .common import log
 
@@ -212,7 +212,7 @@ def compile_aoti(ep, configs, pt2_path):
     inductor_configs, fallbacks, undecomposed = split_configs(configs)
     provenance = KernelInformation(configs)
     try:
-        with provenance, AtenFallbacks(fallbacks, undecomposed):
+        with provenance, AtenFallbacks(fallbacks, undecomposed), PlantedBug.from_configs(configs):
             torch._inductor.aoti_compile_and_package(
                 ep, package_path=pt2_path, inductor_configs=inductor_configs)
         record = {"status": "ok", "seconds": round(time.time() - start, 3)}
