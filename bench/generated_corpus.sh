@@ -32,7 +32,7 @@ echo "== the planted programs: DUMP_AOTI_MINIFIER=1 bazel test (each must fail a
 pstart=$(date +%s)
 # shellcheck disable=SC2086  # the targets, one word each
 DUMP_AOTI_MINIFIER=1 bazel_cmd test $planted --keep_going --nocache_test_results --local_test_jobs=2 \
-  --test_env=AOTI_REDUCE_JOBS=1 --test_env=AOTI_REDUCE_STANDALONE_VERIFY=0 \
+  --test_env=DUMP_AOTI_MINIFIER=1 --test_env=AOTI_REDUCE_JOBS=1 --test_env=AOTI_REDUCE_STANDALONE_VERIFY=0 \
   --test_env=AOTI_COMPILE_CACHE_DIR="$CACHE" --sandbox_writable_path="$CACHE" >"$OUT/planted_${seeds/:/_}.log" 2>&1
 echo "  bazel exit $? (3: tests failed, as planted; $(($(date +%s) - pstart)) s)"
 set -e

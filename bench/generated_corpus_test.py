@@ -54,8 +54,10 @@ class Summary(unittest.TestCase):
                 self.assertIn(f'aoti_package(name = "g{seed}_planted"', build)
             programs = {p["seed"]: p for p in json.load(open(os.path.join(repo, "programs.json")))}
 
-            def test_dir(name, failed, summary=None):
+            def test_dir(name, failed, summary=None, log=""):
                 os.makedirs(os.path.join(logs, name, "test.outputs"))
+                with open(os.path.join(logs, name, "test.log"), "w") as f:
+                    f.write(log)
                 with open(os.path.join(logs, name, "test.xml"), "w") as f:
                     f.write('<testcase name="x">' + ('<failure message="m"/>' if failed else "") + "</testcase>")
                 if summary is not None:
@@ -67,7 +69,9 @@ class Summary(unittest.TestCase):
             test_dir("g5_planted_test", True, {"reduced": True, "compiles": 2, "seconds": 30.0, "nodes_before": 9,
                                                "nodes_after": 1, "ops": [f"aten.{op5}.default"],
                                                "failure_class": "accuracy"})
-            test_dir("g6_test", True)  # a false alarm
+            test_dir("g6_test", True, log="AOTI check failed (accuracy): //:g6 model 'model'")  # a false alarm
+            # AOTI's own failure of the healthy program: its planted twin is left out.
+            test_dir("g7_test", True, log="AOTI check failed (compile error): //:g7 model 'model'")
             test_dir("g6_planted_test", True, {"reduced": True, "compiles": 7, "seconds": 90.0, "nodes_before": 9,
                                                "nodes_after": 3, "ops": ["aten.mul.Tensor"], "failure_class": "accuracy"})
             results = os.path.join(tmp, "results.json")
@@ -78,14 +82,17 @@ class Summary(unittest.TestCase):
             SArgs.repo, SArgs.results = repo, results
             gc.summarize(SArgs)
             r = json.load(open(results))
-            self.assertEqual((r["programs"], r["planted_failed"], r["reduced_to_op"], r["false_alarms"]), (3, 2, 1, 1))
-            self.assertEqual((r["compiles_max"], r["healthy_run"]), (7, 2))
+            self.assertEqual((r["programs"], r["planted"], r["planted_failed"], r["reduced_to_op"], r["false_alarms"]),
+                             (3, 2, 2, 1, 1))
+            self.assertEqual((r["compiles_max"], r["healthy_run"], r["healthy_aoti_fails"]), (7, 3, 1))
+            self.assertEqual([c["healthy"] for c in r["cases"]], ["pass", "false alarm", "AOTI fails (compile error)"])
             self.assertEqual([c["planted"] for c in r["cases"]], ["failed", "failed", "not run"])
             # Another seed range merges into the same results.
             r["cases"][0]["name"], r["cases"][0]["seed"] = "g100", 100
             json.dump(r, open(results, "w"))
             gc.summarize(SArgs)
-            self.assertEqual(json.load(open(results))["programs"], 4)
+            with open(results) as f:
+                self.assertEqual(json.load(f)["programs"], 4)
 
 
 if __name__ == "__main__":

@@ -167,6 +167,27 @@ TEST(AccuracyRule, AssertCloseUsesPerDtypeDefaults) {
   EXPECT_FALSE(CompareOutputs(F32({1.00005f}), F32({1}), {}, Mode(AccuracyMode::kAssertClose)).pass);
 }
 
+// The float64 run's output cast by the program itself to float32 (`.float()` after a
+// bfloat16 autocast region): a reference still, not "none". Eager rounds each op to
+// bfloat16 and is 0.5% off; compiled keeps float32 between ops and is closer.
+TEST(AccuracyRule, AFloat64RunCastByTheProgramStillJudges) {
+  const at::Tensor fp64_run = F32({1.171875f + 0.004f, 2.0f, -0.5f, 0.25f});
+  const at::Tensor eager = F32({1.171875f, 2.0f, -0.5f, 0.25f});
+  const at::Tensor compiled = F32({1.17773f, 2.0f, -0.5f, 0.25f});
+  auto c = CompareOutputs(compiled, eager, fp64_run, {});
+  EXPECT_TRUE(c.pass) << c.reason;
+  EXPECT_TRUE(c.has_fp64);
+  EXPECT_EQ(c.reason, "within the float64 RMSE bound (the float64 run's output, which the program casts to Float)");
+  // Far off, it fails on the same reference.
+  auto bad = CompareOutputs(F32({2.2f, 2.0f, -0.5f, 0.25f}), eager, fp64_run, {});
+  EXPECT_FALSE(bad.pass);
+  EXPECT_EQ(bad.reason, "RMSE against float64 exceeds the bound (the float64 run's output, which the program casts to Float)");
+  // A float64 run of a lower precision than the output is no reference for it.
+  auto coarse = CompareOutputs(compiled, eager, fp64_run.to(at::kBFloat16), {});
+  EXPECT_FALSE(coarse.has_fp64);
+  EXPECT_EQ(coarse.reason, "not allclose, and no float64 reference to judge by");
+}
+
 TEST(AccuracyRule, NoFp64ReferenceMeansAllcloseDecides) {
   auto c = CompareOutputs(F32({1, 2, 3, 4.1f}), F32({1.1f, 2, 3, 4}), at::Tensor(), {});
   EXPECT_FALSE(c.pass);
