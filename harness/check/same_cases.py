@@ -12,8 +12,10 @@ With --judge TEMPLATE (reducer/repro/repro_template.py), each case is also judge
 repro.py's own rule (its judge()) under every accuracy mode the harness has: fp64 (with and
 without exact_non_fp), strict, assert_close with the dtype's defaults and with the test's
 own rtol and atol. //reducer:repro_rule_differential_test holds the C++ rule to the same
-verdicts. Two kinds of case are added for it: outputs at assert_close's rtol (where the
-side rtol scales decides), and eager far from float64 (the unreliable reference).
+verdicts. Three kinds of case are added for it: outputs at assert_close's rtol (where the
+side rtol scales decides), eager far from float64 (the unreliable reference), and a float64
+run's output the program itself cast to the output's dtype (judged by the RMSE bound on it,
+where upstream's same() has no reference).
 
 Usage: same_cases.py OUT_PREFIX [--count N] [--seed S] [--judge TEMPLATE]
 """
@@ -175,6 +177,12 @@ def main(argv=None):
             ref, res, fp64 = near_rtol_case(rng, rng.choice(FLOATS), shape)
         elif special < 0.14:
             ref, res, fp64 = unreliable_case(rng, rng.choice([torch.float32, torch.float32, torch.bfloat16]), shape)
+        elif special < 0.20:
+            # The float64 run's output cast by the program itself to the output's dtype (a
+            # .float() after an autocast region): still the reference, for both rules.
+            dtype = rng.choice([torch.float32, torch.float16, torch.bfloat16])
+            ref, res, fp64 = float_case(rng, dtype, shape, tol)
+            fp64 = None if fp64 is None else fp64.to(dtype)
         elif kind in FLOATS:
             ref, res, fp64 = float_case(rng, kind, shape, tol)
         elif kind == torch.complex64:

@@ -161,6 +161,11 @@ def judge(eager, compiled, fp64, accuracy):
         except AssertionError as e:
             return "accuracy", str(e)
     from torch._dynamo.utils import same
+    if (fp64 is not None and fp64.is_floating_point() and fp64.dtype != torch.float64
+            and fp64.dtype == compiled.dtype):
+        # The float64 run's output, cast by the program itself (a positional .float() after a
+        # bfloat16 autocast region): the reference still, rounded to the output's dtype.
+        fp64 = fp64.to(torch.float64)
     if not same(eager, compiled, fp64, tol=tol, equal_nan=True, ignore_non_fp=bool(accuracy.get("ignore_non_fp")),
                 log_error=lambda *a, **k: None):
         return "accuracy", f"differs under the fp64 rule (tol {tol})"
