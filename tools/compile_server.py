@@ -13,6 +13,11 @@ Every answer carries its request's id, errors included. Requests:
   {"id": 2, "op": "ping"}
   {"id": 3, "op": "shutdown"}
 
+One key of the reducer's own is read here and never reaches inductor or a repro:
+"aoti_harness.one_kernel_per_node": true compiles every node into a kernel of its own (its
+value realized into a buffer, no fusion, one kernel function per scheduled node), the
+reducer's diagnostic compile that splits a fused kernel (OneKernelPerNode).
+
 `program` is a candidate archive written by the reducer: a torch.export program
 (models/model.json + weights) with its inputs as raw tensors (extra/aoti_harness/
 package.json + aoti_harness/tensors/). The server adds upstream's sample inputs, loads it
@@ -25,6 +30,7 @@ Answers: {"id", "ok", "phase" ("load" | "compile" | "done"), "seconds", "out",
           "error": {"type", "message", "compiler_errors", "traceback"}}.
 """
 
+import contextlib
 import io
 import json
 import os
@@ -40,6 +46,56 @@ os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
 warnings.filterwarnings("ignore", category=FutureWarning)
 
 import package_model  # noqa: E402  (after the environment is set)
+
+
+ONE_KERNEL_PER_NODE = "aoti_harness.one_kernel_per_node"
+
+
+class OneKernelPerNode:
+    """For one compile, every node of the graph inductor lowers gets a kernel of its own: its
+    value is realized into a buffer (never inlined into the next node's loop), nothing is
+    fused (max_fusion_size 1, in the configs), and the C++ backend ends its kernel function
+    after each scheduled node (it otherwise groups consecutive loops into one function).
+    The compiler's first error, the kernel that crashed or never finished, then names one
+    node. Inductor's classes are put back when the compile ends."""
+
+    def __enter__(self):
+        from torch._inductor import ir
+        from torch._inductor.codegen.cpp import CppScheduling
+        from torch._inductor.graph import GraphLowering
+
+        self.run_node, self.args = GraphLowering.run_node, CppScheduling.MAX_FUSED_KERNEL_ARGS_NUM
+
+        def run_node(graph, n, _original=self.run_node):
+            result = _original(graph, n)
+            if n.op == "call_function":
+                for r in result if isinstance(result, (list, tuple)) else [result]:
+                    if isinstance(r, ir.TensorBox):
+                        r.realize()
+            return result
+
+        GraphLowering.run_node = run_node
+        CppScheduling.MAX_FUSED_KERNEL_ARGS_NUM = 0  # flushed after every node
+        return self
+
+    def __exit__(self, *exc):
+        from torch._inductor.codegen.cpp import CppScheduling
+        from torch._inductor.graph import GraphLowering
+
+        GraphLowering.run_node, CppScheduling.MAX_FUSED_KERNEL_ARGS_NUM = self.run_node, self.args
+        return False
+
+
+def one_kernel_per_node(configs):
+    """Pops the reducer's key from configs: the context for the compile, and the configs it
+    needs (no fusion, inductor's caches off: they do not know of the context)."""
+    wanted = configs.pop(ONE_KERNEL_PER_NODE, False)
+    if wanted not in (True, False):
+        raise package_model.ContractError(f"inductor_configs[{ONE_KERNEL_PER_NODE!r}] = {wanted!r}: expected true or false")
+    if not wanted:
+        return contextlib.nullcontext()
+    configs.update(max_fusion_size=1, force_disable_caches=True)
+    return OneKernelPerNode()
 
 
 def read_inputs(path):
@@ -79,6 +135,7 @@ def compile_request(req, workdir):
                 LOADED_LIBRARIES.add(lib)
         program, out = req["program"], req["out"]
         configs = {k: package_model.parse_config_value(v) for k, v in req.get("inductor_configs", {}).items()}
+        split = one_kernel_per_node(configs)
         package_model.split_configs(configs)  # the harness's own keys, checked before any work
         manifest, inputs = read_inputs(program)
         # The candidate's model, by the name the package gave it (not always "model").
@@ -92,7 +149,8 @@ def compile_request(req, workdir):
         return failed("load", e)
     answer["load_seconds"] = round(time.time() - start, 3)
     aoti_pt2 = os.path.join(workdir, "aoti.pt2")
-    record = package_model.compile_aoti(ep, configs, aoti_pt2)
+    with split:
+        record = package_model.compile_aoti(ep, configs, aoti_pt2)
     answer["compile_seconds"] = record["seconds"]
     # Inductor's provenance record (asked for by trace.provenance_tracking_level) goes to the
     # reducer, not into the candidate's manifest.

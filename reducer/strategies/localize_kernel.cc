@@ -10,7 +10,12 @@
 // after an accepted proposal, or when the printer hid the failure at the sanity check, it
 // is one more compile, counted.
 // The kernel's nodes come from the record; only without one (another torch), from the
-// operators the kernel's name carries. The suspects are ranked: an operator that also ran
+// operators the kernel's name carries. For a compile error or a crash that compile puts
+// every node in a kernel of its own (the compile server's aoti_harness.one_kernel_per_node:
+// nothing fused, each value in a buffer), so the failing kernel is one node, whatever order
+// a fused kernel's name gives; when the failure is gone once the nodes are not fused, a
+// compile as inductor fuses finds the kernel, whose nodes are then proposed together first
+// (a fusion bug). The suspects are ranked: an operator that also ran
 // (or compiled) in a kernel that worked comes last, then the operator's count in the
 // program, rarest first. The first suspect is proposed alone, then the second (when its
 // operator never worked elsewhere), then the kernel's nodes together, then the first with
@@ -44,6 +49,24 @@ std::string PrinterConfigs() {
   return nlohmann::json{{kKernelNamePrinterConfig, nlohmann::json(kKernelNamePrinterNamesOnly).dump()},
                         {kProvenanceConfig, "1"}}
       .dump();
+}
+
+// The diagnostic compile's configs for a compile error or a crash: the printer's, and every
+// node in a kernel of its own (read by the compile server, tools/compile_server.py, never
+// passed to inductor).
+constexpr char kOneKernelPerNodeConfig[] = "aoti_harness.one_kernel_per_node";
+
+std::string SplitConfigs() {
+  nlohmann::json configs = nlohmann::json::parse(PrinterConfigs());
+  configs[kOneKernelPerNodeConfig] = "true";
+  return configs.dump();
+}
+
+// DiagnosisConfigs: the diagnostic compile's configs: for a compile error or a crash, every
+// node in a kernel of its own; for a failure not known yet, the printer's alone (a compile
+// that fuses nothing computes otherwise, and an accuracy failure is judged on its numbers).
+std::string DiagnosisConfigs(const std::string& target) {
+  return Is(target, FailureClass::kCompileError) || IsCrash(target) ? SplitConfigs() : PrinterConfigs();
 }
 
 // What the run's environment adds (KernelPrinterEnv), "K=V ..." or "".
@@ -81,16 +104,25 @@ struct FailedKernel {
   // Set (to the last kernel that finished, possibly "") when the failure is in a call the
   // printer does not wrap.
   std::optional<std::string> unprinted_after;
+  bool gone = false;  // the program did not fail under these configs (its nodes not fused)
 };
 
-FailedKernel FindFailedKernel(ReductionState& state) {
+// FindFailedKernel: the failing kernel under `configs` (DiagnosisConfigs, or the printer's).
+FailedKernel FindFailedKernel(ReductionState& state, const std::string& configs) {
   Oracle& oracle = state.oracle();
   const Program& p = state.current();
   FailedKernel f;
+  const bool split = configs == SplitConfigs();
   if (Is(oracle.target_class(), FailureClass::kCompileError)) {
-    // The sanity check's compile under the printer, or the program's own (compiled already
-    // unless the sanity check was skipped).
-    const CompileResult* c = oracle.Compiled(p, PrinterConfigs());
+    // The sanity check's diagnostic compile, or, when it made none (a program of 3 nodes or
+    // fewer, or a skipped sanity check) or that compile says nothing, the program's own
+    // (compiled already unless the sanity check was skipped): no compile is spent here.
+    const CompileResult* c = oracle.Compiled(p, configs);
+    if (split && c && c->ok) {
+      f.gone = true;
+      f.why = "the program compiles with each node in a kernel of its own";
+      return f;
+    }
     if (!c || c->phase != "compile") {
       oracle.Test(p);
       c = oracle.Compiled(p);
@@ -110,19 +142,26 @@ FailedKernel FindFailedKernel(ReductionState& state) {
   }
   // One diagnostic compile per program size: after an accepted proposal the smaller
   // program is cheaper to search than to diagnose again.
-  if (!state.FirstTime("kernel_printer")) {
+  if (!state.FirstTime("kernel_printer " + configs)) {
     f.why = "the kernel-name run was spent on a larger program";
     return f;
   }
   state.Progress("  localize_kernel: the run under the kernel-name printer (" + std::string(kKernelNamePrinterConfig) +
-                 "=" + kKernelNamePrinterNamesOnly + ", " + kProvenanceConfig + "=1)" + PrinterEnvNote(oracle));
+                 "=" + kKernelNamePrinterNamesOnly + ", " + kProvenanceConfig + "=1" +
+                 (split ? std::string(", ") + kOneKernelPerNodeConfig + "=true" : std::string()) + ")" +
+                 PrinterEnvNote(oracle));
   CompiledOutcome outcome;
   std::string problem;
-  if (!oracle.RunWithConfigs(p, PrinterConfigs(), &outcome, &problem, KernelPrinterEnv(oracle.device()))) {
+  if (!oracle.RunWithConfigs(p, configs, &outcome, &problem, KernelPrinterEnv(oracle.device()))) {
     f.why = "the program does not compile with the printer (" + problem + ")";
     return f;
   }
-  if (const CompileResult* c = oracle.Compiled(p, PrinterConfigs())) f.provenance = ParseKernelProvenance(c->kernel_information);
+  if (split && outcome.ok()) {
+    f.gone = true;
+    f.why = "the program runs with each node in a kernel of its own";
+    return f;
+  }
+  if (const CompileResult* c = oracle.Compiled(p, configs)) f.provenance = ParseKernelProvenance(c->kernel_information);
   for (const std::string& k : FinishedKernels(outcome.stderr_text)) ++f.worked[k];
   f.kernel = KernelThatDidNotFinish(outcome.stderr_text);
   if (f.kernel.empty() && !outcome.ok() && !UnprintedCallNodes(p).empty()) {
@@ -222,7 +261,7 @@ using Proposals = std::vector<std::pair<std::vector<bool>, std::string>>;
 // kernel's nodes (its call as recorded, else its operators near the first suspect), and
 // the first suspect with its neighbours.
 Proposals Propose(const Program& p, const KernelNodesFound& found, const std::vector<size_t>& ranked,
-                  const std::set<std::string>& worked, const std::string& blocking) {
+                  const std::set<std::string>& worked, const std::string& blocking, bool fused_first) {
   const size_t anchor = ranked.front();
   const auto alone = [&](size_t i) {
     std::vector<bool> keep(p.nodes.size(), false);
@@ -253,6 +292,10 @@ Proposals Propose(const Program& p, const KernelNodesFound& found, const std::ve
   if (anchor > 0) window[anchor - 1] = true;
   if (anchor + 1 < p.nodes.size()) window[anchor + 1] = true;
   if (window != fused) proposals.push_back({window, "node '" + NodePath(p.nodes[anchor]) + "' with its neighbours"});
+  if (fused_first) {
+    // A fusion bug: the failure needs the kernel's nodes together.
+    std::stable_partition(proposals.begin(), proposals.end(), [&](const auto& proposal) { return proposal.first == fused; });
+  }
   return proposals;
 }
 
@@ -359,12 +402,15 @@ std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
   if (!(target.empty() || IsCrash(target) || Is(target, FailureClass::kCompileError)) || state.current().nodes.size() <= 3) {
     return std::nullopt;
   }
+  const std::string configs = DiagnosisConfigs(target);
   state.Progress("  localize_kernel: the sanity check compiles the program with the kernel-name printer (" +
                  std::string(kKernelNamePrinterConfig) + "=" + kKernelNamePrinterNamesOnly + ") and provenance (" +
                  kProvenanceConfig + "=1)" +
+                 (configs == SplitConfigs()
+                      ? std::string(", each node in a kernel of its own (") + kOneKernelPerNodeConfig + ")"
+                      : std::string()) +
                  PrinterEnvNote(state.oracle()));
-  return state.oracle().Diagnose(state.current(), state.current(), PrinterConfigs(),
-                                 KernelPrinterEnv(state.oracle().device()));
+  return state.oracle().Diagnose(state.current(), state.current(), configs, KernelPrinterEnv(state.oracle().device()));
 }
 
 bool LocalizeKernel(ReductionState& state) {
@@ -374,7 +420,16 @@ bool LocalizeKernel(ReductionState& state) {
     // A crash costs a diagnostic compile: on 3 nodes or fewer the search is as cheap.
     return false;
   }
-  const FailedKernel f = FindFailedKernel(state);
+  FailedKernel f = FindFailedKernel(state, DiagnosisConfigs(target));
+  bool fused_first = false;
+  if (f.gone) {
+    // Not fused, it does not fail: the nodes fail together. The kernel that fails as
+    // inductor fuses names them, proposed together first.
+    state.Progress("  localize_kernel: " + f.why + " and does not fail: a fusion bug; the kernel that fails as "
+                   "inductor fuses is proposed whole first");
+    f = FindFailedKernel(state, PrinterConfigs());
+    fused_first = true;
+  }
   const std::optional<KernelNodesFound> found = LocateFailingKernel(state, p, f);
   if (!found) return false;
   const std::set<std::string> worked = WorkedOperators(p, f);
@@ -397,7 +452,7 @@ bool LocalizeKernel(ReductionState& state) {
       state.Progress("  localize_kernel: " + what + " cannot be cut: " + e.what());
     }
   }
-  for (const auto& [keep, what] : Propose(p, *found, ranked, worked, blocking)) {
+  for (const auto& [keep, what] : Propose(p, *found, ranked, worked, blocking, fused_first)) {
     if (state.OutOfTime()) break;
     try {
       const size_t named = std::find(keep.begin(), keep.end(), true) - keep.begin();
