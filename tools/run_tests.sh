@@ -3,14 +3,15 @@
 # project's Python (tools/py_lint.sh), the AOTI packages held to their budget
 # (tools/check_package_budget.sh), `bazel test //...` (the packager's and repro.py's
 # Python unit tests among them; run in suite/, which reads this repository as @aoti_harness
-# as a model repository does, so that the harness's C++ is built once for all of CI),
-# a smoke run of the reader fuzzers (tools/fuzz.sh, 10 s each under ASan and UBSan), then
-# two CI machines sharing a BuildGrid remote cache (tools/remote_cache_tls_test.sh,
-# tools/remote_cache_auth_test.sh, then tools/remote_cache_test.sh), the real-model corpus through a model repository
-# (tools/real_models.sh: the healthy transformers models and one planted failure per class
-# under DUMP_AOTI_MINIFIER=1), and last the
-# docs' commands (tools/doc_commands.py: the README's and docs/'s commands parse,
-# name paths, targets and flags that exist, and the cheap ones run).
+# as a model repository does, so that the harness's C++ is built once for all of CI), the
+# remote cache's client over TLS and BuildGrid's access control
+# (tools/remote_cache_tls_test.sh, tools/remote_cache_auth_test.sh), then the real-model
+# corpus through a model repository (tools/real_models.sh: the healthy transformers models
+# and one planted failure per class under DUMP_AOTI_MINIFIER=1) with one chain beside it: a
+# smoke run of the reader fuzzers (tools/fuzz.sh, 10 s each under ASan and UBSan), the
+# docs' commands (tools/doc_commands.py: the README's and docs/'s commands parse, name
+# paths, targets and flags that exist, and the cheap ones run), two CI machines sharing a
+# BuildGrid remote cache (tools/remote_cache_test.sh), and in CI the example.
 # Extra arguments go to `bazel test` alone (for example a target pattern or --test_filter=...).
 source "$(dirname "${BASH_SOURCE[0]}")/bazel_env.sh"
 cd "$AOTI_ROOT"

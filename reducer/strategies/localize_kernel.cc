@@ -62,12 +62,12 @@ std::string SplitConfigs() {
   return configs.dump();
 }
 
-// DiagnosisConfigs: the diagnostic compile's configs: for a compile error or a crash, every
-// node in a kernel of its own; for a failure not known yet, the printer's alone (a compile
-// that fuses nothing computes otherwise, and an accuracy failure is judged on its numbers).
-std::string DiagnosisConfigs(const std::string& target) {
-  return Is(target, FailureClass::kCompileError) || IsCrash(target) ? SplitConfigs() : PrinterConfigs();
-}
+// SplitsKernels: whether the diagnostic compile puts every node in a kernel of its own: for a
+// compile error or a crash; not for a failure not known yet (a compile that fuses nothing
+// computes otherwise, and an accuracy failure is judged on its numbers).
+bool SplitsKernels(const std::string& target) { return Is(target, FailureClass::kCompileError) || IsCrash(target); }
+
+std::string DiagnosisConfigs(bool split) { return split ? SplitConfigs() : PrinterConfigs(); }
 
 // What the run's environment adds (KernelPrinterEnv), "K=V ..." or "".
 std::string PrinterEnvText(const Oracle& oracle) {
@@ -107,12 +107,13 @@ struct FailedKernel {
   bool gone = false;  // the program did not fail under these configs (its nodes not fused)
 };
 
-// FindFailedKernel: the failing kernel under `configs` (DiagnosisConfigs, or the printer's).
-FailedKernel FindFailedKernel(ReductionState& state, const std::string& configs) {
+// FindFailedKernel: the failing kernel under the diagnostic configs, with every node in a
+// kernel of its own (`split`) or as inductor fuses.
+FailedKernel FindFailedKernel(ReductionState& state, bool split) {
   Oracle& oracle = state.oracle();
   const Program& p = state.current();
   FailedKernel f;
-  const bool split = configs == SplitConfigs();
+  const std::string configs = DiagnosisConfigs(split);
   if (Is(oracle.target_class(), FailureClass::kCompileError)) {
     // The sanity check's diagnostic compile, or, when it made none (a program of 3 nodes or
     // fewer, or a skipped sanity check) or that compile says nothing, the program's own
@@ -402,15 +403,15 @@ std::optional<Verdict> DiagnoseKernelNames(ReductionState& state) {
   if (!(target.empty() || IsCrash(target) || Is(target, FailureClass::kCompileError)) || state.current().nodes.size() <= 3) {
     return std::nullopt;
   }
-  const std::string configs = DiagnosisConfigs(target);
+  const bool split = SplitsKernels(target);
   state.Progress("  localize_kernel: the sanity check compiles the program with the kernel-name printer (" +
                  std::string(kKernelNamePrinterConfig) + "=" + kKernelNamePrinterNamesOnly + ") and provenance (" +
                  kProvenanceConfig + "=1)" +
-                 (configs == SplitConfigs()
-                      ? std::string(", each node in a kernel of its own (") + kOneKernelPerNodeConfig + ")"
-                      : std::string()) +
+                 (split ? std::string(", each node in a kernel of its own (") + kOneKernelPerNodeConfig + ")"
+                        : std::string()) +
                  PrinterEnvNote(state.oracle()));
-  return state.oracle().Diagnose(state.current(), state.current(), configs, KernelPrinterEnv(state.oracle().device()));
+  return state.oracle().Diagnose(state.current(), state.current(), DiagnosisConfigs(split),
+                                 KernelPrinterEnv(state.oracle().device()));
 }
 
 bool LocalizeKernel(ReductionState& state) {
@@ -420,14 +421,14 @@ bool LocalizeKernel(ReductionState& state) {
     // A crash costs a diagnostic compile: on 3 nodes or fewer the search is as cheap.
     return false;
   }
-  FailedKernel f = FindFailedKernel(state, DiagnosisConfigs(target));
+  FailedKernel f = FindFailedKernel(state, SplitsKernels(target));
   bool fused_first = false;
   if (f.gone) {
     // Not fused, it does not fail: the nodes fail together. The kernel that fails as
     // inductor fuses names them, proposed together first.
     state.Progress("  localize_kernel: " + f.why + " and does not fail: a fusion bug; the kernel that fails as "
                    "inductor fuses is proposed whole first");
-    f = FindFailedKernel(state, PrinterConfigs());
+    f = FindFailedKernel(state, /*split=*/false);
     fused_first = true;
   }
   const std::optional<KernelNodesFound> found = LocateFailingKernel(state, p, f);
